@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qlock: the Linux kernel's locking algorithms in user space.
+ *
+ * This header carries what all locks share: the version, the export
+ * macro and the spin/park tunables.  Each lock has its own header beside
+ * this one (qlock/qspinlock.h, ...); include the ones you use.
+ */
+#ifndef QLOCK_QLOCK_H
+#define QLOCK_QLOCK_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QLOCK_VERSION_MAJOR 0
+#define QLOCK_VERSION_MINOR 1
+#define QLOCK_VERSION_PATCH 0
+#define QLOCK_VERSION_STRING "0.1.0"
+
+#if defined(QLOCK_BUILDING) && defined(__GNUC__)
+#define QLOCK_API __attribute__((visibility("default")))
+#else
+#define QLOCK_API
+#endif
+
+/*
+ * Tunables of the shared spin-then-park policy.  Every sleeping path
+ * spins a bounded number of times, then sleeps on a futex.  Defaults can
+ * be overridden at start-up by the environment variable named beside each
+ * one, or at run time by qlock_tune_set().
+ */
+enum qlock_tunable {
+	/* QLOCK_SPIN_LIMIT: cpu_relax() iterations a waiter spins before
+	 * sleeping (default 512, 0 = sleep at once). */
+	QLOCK_TUNE_SPIN_LIMIT,
+	/* QLOCK_HANDOFF_NS: how long a waiter may be passed over by lock
+	 * stealers before the lock is handed to it (default 4000000 = 4 ms,
+	 * the kernel rwsem's RWSEM_WAIT_TIMEOUT). */
+	QLOCK_TUNE_HANDOFF_NS,
+	/* QLOCK_OWNER_SPIN_NS: how long a waiter spins on a lock owner that
+	 * may be running before it sleeps (default 20000 = 20 us). */
+	QLOCK_TUNE_OWNER_SPIN_NS,
+	QLOCK_TUNE_NR
+};
+
+/* Set a tunable; returns 0, or EINVAL for an unknown tunable or a
+ * negative value. */
+QLOCK_API int qlock_tune_set(enum qlock_tunable t, long value);
+/* Current value of a tunable, or -1 for an unknown one. */
+QLOCK_API long qlock_tune_get(enum qlock_tunable t);
+
+/*
+ * Queued locks give each thread a small integer slot on first use.  This
+ * is how many threads can use queued locks at the same time (compile-time
+ * QLOCK_MAX_THREADS, lowered at start-up by the environment variable
+ * QLOCK_MAX_THREADS).  Threads beyond it still get every lock, through a
+ * slower path that needs no slot.
+ */
+QLOCK_API int qlock_max_threads(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QLOCK_QLOCK_H */

@@ -1,0 +1,2 @@
+/* placeholder */
+int qlock_baseline_placeholder_;

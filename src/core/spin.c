@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+#include "spin.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "qlock/qlock.h"
+#include "slot.h"
+
+struct qc_tunables qc_tune = {
+	.spin_limit = 512,
+	.handoff_ns = 4000000,
+	.owner_spin_ns = 20000,
+};
+
+QLOCK_API int qlock_tune_set(enum qlock_tunable t, long value)
+{
+	if (value < 0)
+		return EINVAL;
+	switch (t) {
+	case QLOCK_TUNE_SPIN_LIMIT:
+		if (value > (long)UINT32_MAX)
+			return EINVAL;
+		qa_write(&qc_tune.spin_limit, (uint32_t)value);
+		return 0;
+	case QLOCK_TUNE_HANDOFF_NS:
+		qa_write(&qc_tune.handoff_ns, (uint64_t)value);
+		return 0;
+	case QLOCK_TUNE_OWNER_SPIN_NS:
+		qa_write(&qc_tune.owner_spin_ns, (uint64_t)value);
+		return 0;
+	default:
+		return EINVAL;
+	}
+}
+
+QLOCK_API long qlock_tune_get(enum qlock_tunable t)
+{
+	switch (t) {
+	case QLOCK_TUNE_SPIN_LIMIT:
+		return (long)qc_spin_limit();
+	case QLOCK_TUNE_HANDOFF_NS:
+		return (long)qc_handoff_ns();
+	case QLOCK_TUNE_OWNER_SPIN_NS:
+		return (long)qc_owner_spin_ns();
+	default:
+		return -1;
+	}
+}
+
+/* A malformed value is ignored: a lock library must not abort start-up. */
+static void env_tunable(const char *name, enum qlock_tunable t)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || *end || n < 0)
+		return;
+	(void)qlock_tune_set(t, n);
+}
+
+__attribute__((constructor)) void qc_tune_init_from_env(void)
+{
+	const char *v;
+
+	env_tunable("QLOCK_SPIN_LIMIT", QLOCK_TUNE_SPIN_LIMIT);
+	env_tunable("QLOCK_HANDOFF_NS", QLOCK_TUNE_HANDOFF_NS);
+	env_tunable("QLOCK_OWNER_SPIN_NS", QLOCK_TUNE_OWNER_SPIN_NS);
+	v = getenv("QLOCK_MAX_THREADS");
+	if (v && *v) {
+		char *end;
+		long n = strtol(v, &end, 10);
+
+		if (!*end && n > 0)
+			(void)qc_slot_set_limit(n > QLOCK_MAX_THREADS ?
+						QLOCK_MAX_THREADS : (int)n);
+	}
+}

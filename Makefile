@@ -1,0 +1,37 @@
+# qlock: the two set-up commands of README.md, and a few helpers.
+#   make bench   build, then run the seed-reproduction benchmark suite (short mode)
+#   make test    build, then run every test, then again under ThreadSanitizer
+BUILD_DIR ?= build
+TSAN_DIR  ?= build-tsan
+JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD_TYPE ?= RelWithDebInfo
+CMAKE_FLAGS ?=
+BENCH_ARGS ?= seed all --short
+
+.PHONY: all build bench test test-plain test-tsan deps clean
+
+all: build
+
+build:
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Optional extras (Concurrency Kit baselines); never fails the build.
+deps:
+	@sh scripts/install-deps.sh --optional
+
+bench: deps build
+	$(BUILD_DIR)/bench/lockbench $(BENCH_ARGS)
+
+test: test-plain test-tsan
+
+test-plain: build
+	ctest --test-dir $(BUILD_DIR) -j $(JOBS) --output-on-failure
+
+test-tsan:
+	cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQLOCK_TSAN=ON $(CMAKE_FLAGS)
+	cmake --build $(TSAN_DIR) -j $(JOBS)
+	ctest --test-dir $(TSAN_DIR) -j $(JOBS) --output-on-failure
+
+clean:
+	rm -rf $(BUILD_DIR) $(TSAN_DIR)

@@ -1,0 +1,27 @@
+#!/bin/sh
+# Install what qlock can use beyond gcc, cmake and make, on Debian/Ubuntu.
+#   --optional   libck-dev (Concurrency Kit baselines for lockbench)
+#   --ci         also clang-14 (the warning-free clang build check)
+# Best effort: without root or apt-get, or offline, it says so and exits 0,
+# and the build simply goes without the optional parts.
+set -u
+pkgs="libck-dev"
+[ "${1:-}" = "--ci" ] && pkgs="$pkgs clang-14"
+
+missing=""
+for p in $pkgs; do
+	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+	echo "install-deps: not root or no apt-get; going without:$missing" >&2
+	exit 0
+fi
+echo "install-deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+if ! timeout 300 apt-get install -y -qq $missing >/dev/null 2>&1; then
+	timeout 300 apt-get update -qq >/dev/null 2>&1
+	timeout 300 apt-get install -y -qq $missing >/dev/null 2>&1 ||
+		echo "install-deps: could not install$missing; going without" >&2
+fi
+exit 0

@@ -1,2 +1,0 @@
-/* placeholder */
-int qlock_baseline_placeholder_;

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lockbench: runs the registered locks side by side and prints tables
+ * laid out like the kernel patches' (docs/lockbench.md).
+ */
+#include <string.h>
+
+#include "lb.h"
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "seed"))
+		return lb_preset_main(argc, argv, 2);
+	return lb_main_cli(argc, argv);
+}

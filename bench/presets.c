@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Presets: the seed experiments as data.  A preset is a list of parts;
+ * each part is one experiment (workload, locks, thread list, params, and
+ * the scaled-down values --short uses).  Adding a preset is adding an
+ * entry to lb_presets[] below.
+ *
+ * Table layout follows the lock order: with two locks, the first is the
+ * "before" column, the second the "after" column, and the table gets a
+ * "% change" column (after vs before); labels name the columns.
+ *
+ * A preset whose `needs` locks are not all registered is skipped with a
+ * note (the seed presets wait for their lock issues); inside a preset that
+ * runs, individual unregistered locks are skipped with a note.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lb.h"
+
+struct lb_preset_part {
+	const char *name, *title;
+	enum lb_workload workload;
+	const char *locks;      /* comma list, in column order */
+	const char *labels;     /* comma list parallel to locks, or NULL */
+	const char *base;       /* ratio reference, NULL: first lock */
+	const char *threads, *threads_short;
+	uint64_t iters, iters_short;          /* loop */
+	double duration_s, duration_short_s;  /* rate, futex */
+	unsigned rd, wr;        /* R:W (futex: read pct, 100 - pct) */
+	bool xthread;
+	unsigned load, lock_lat;
+	enum lb_data_place data;
+	unsigned reps, reps_short;
+};
+
+#define LB_MAX_PARTS 6
+
+struct lb_preset {
+	const char *name, *desc;
+	const char *needs;      /* comma list; all registered or skip */
+	struct lb_preset_part parts[LB_MAX_PARTS];
+};
+
+#define BASELINE_MUTEXES "pthread-mutex,pthread-mutex-adaptive," \
+	"pthread-spinlock,ticket,ttas,ww-mutex,ck-mcs,ck-ticket"
+#define BASELINE_RWLOCKS "pthread-rwlock,pthread-rwlock-wpref," \
+	"ww-rwlock-rpref,ww-rwlock-wpref,ck-rwlock"
+
+static const struct lb_preset lb_presets[] = {
+	/* ---- seed 000: qrwlock, byte cmpxchg for _QW_WAITING (2015) ----
+	 * Slot: runs once the qrwlock issue registers both 2015 variants. */
+	{ "000", "qrwlock 2015: byte cmpxchg for _QW_WAITING (loop, R:W 5:1, ms)",
+	  "qrwlock-2015-cmpxchg-loop,qrwlock-2015-byte",
+	  { { .name = "seed-000", .title = "seed 000: qrwlock _QW_WAITING byte "
+	      "cmpxchg, 5M read/write lock loop, R:W 5:1",
+	      .workload = LB_W_LOOP,
+	      .locks = "qrwlock-2015-cmpxchg-loop,qrwlock-2015-byte",
+	      .labels = "w/o patch,with patch",
+	      .threads = "2-10,15,20", .threads_short = "2,3,4,8",
+	      .iters = 5000000, .iters_short = 200000,
+	      .rd = 5, .wr = 1, .load = 1, .lock_lat = 1,
+	      .reps = 5, .reps_short = 3 } } },
+
+	/* ---- seed 001: qspinlock, cmpxchg wait for the pending owner ----
+	 * Slot: needs qspinlock-cmpxchg-wait (the RFC) and qspinlock. */
+	{ "001", "qspinlock RFC: cmpxchg-wait vs load-acquire, data in/out of "
+	  "the lock line (loop, 2 threads, ms)",
+	  "qspinlock,qspinlock-cmpxchg-wait",
+	  { { .name = "seed-001-same-line", .title = "seed 001 A: data in the "
+	      "lock's cache line, 2 threads",
+	      .workload = LB_W_LOOP, .locks = "qspinlock,qspinlock-cmpxchg-wait",
+	      .labels = "load version,lock cmpxchg version",
+	      .threads = "2", .threads_short = "2",
+	      .iters = 5000000, .iters_short = 500000,
+	      .rd = 0, .wr = 1, .load = 1, .lock_lat = 1,
+	      .data = LB_DATA_SAME_LINE, .reps = 5, .reps_short = 3 },
+	    { .name = "seed-001-other-line", .title = "seed 001 B: data in a "
+	      "different cache line, 2 threads",
+	      .workload = LB_W_LOOP, .locks = "qspinlock,qspinlock-cmpxchg-wait",
+	      .labels = "load version,lock cmpxchg version",
+	      .threads = "2", .threads_short = "2",
+	      .iters = 5000000, .iters_short = 500000,
+	      .rd = 0, .wr = 1, .load = 1, .lock_lat = 1,
+	      .data = LB_DATA_OTHER_LINE, .reps = 5, .reps_short = 3 } } },
+
+	/* ---- seed 002: rwsem wakes almost all readers (2019) ----
+	 * Slot: needs rwsem and rwsem-wake-front (the pre-patch wake logic). */
+	{ "002", "rwsem: wake up almost all readers (rate, 1:1, kops/s)",
+	  "rwsem,rwsem-wake-front",
+	  { { .name = "seed-002", .title = "seed 002: rwsem reader wake-up, "
+	      "equal readers and writers",
+	      .workload = LB_W_RATE, .locks = "rwsem-wake-front,rwsem",
+	      .labels = "Pre-patch,Post-patch",
+	      .threads = "4,8,16,32,64", .threads_short = "2,4,8",
+	      .duration_s = 5, .duration_short_s = 0.5,
+	      .rd = 1, .wr = 1, .xthread = true, .load = 1, .lock_lat = 1,
+	      .reps = 5, .reps_short = 3 } } },
+
+	/* ---- seed 003: qspinlock, simple write to grab the lock ----
+	 * Slot: needs qspinlock-cmpxchg-grab (before) and qspinlock. */
+	{ "003", "qspinlock: simple write to grab the lock (loop, ms)",
+	  "qspinlock,qspinlock-cmpxchg-grab",
+	  { { .name = "seed-003", .title = "seed 003: qspinlock set_locked() "
+	      "instead of cmpxchg, 5M loop",
+	      .workload = LB_W_LOOP,
+	      .locks = "qspinlock-cmpxchg-grab,qspinlock",
+	      .labels = "Before patch,After patch",
+	      .threads = "3-8", .threads_short = "3,4",
+	      .iters = 5000000, .iters_short = 100000,
+	      .rd = 0, .wr = 1, .load = 1, .lock_lat = 1,
+	      .reps = 5, .reps_short = 3 } } },
+
+	/* ---- seed 004: TP-futex, readers grouped (perf bench futex) ----
+	 * Slot: needs tp-mutex, tp-rwlock and tp-rwlock-nogroup. */
+	{ "004", "TP futex: mutex and rwlock vs WW futex and glibc (futex)",
+	  "tp-mutex,tp-rwlock,tp-rwlock-nogroup",
+	  { { .name = "seed-004-mutex", .title = "seed 004: TP futex mutex",
+	      .workload = LB_W_FUTEX, .locks = "ww-mutex,tp-mutex,pthread-mutex",
+	      .labels = "WW futex,TP futex,Glibc",
+	      .threads = "2,4", .threads_short = "2",
+	      .duration_s = 10, .duration_short_s = 1,
+	      .rd = 0, .wr = 100, .load = 5, .lock_lat = 1,
+	      .reps = 5, .reps_short = 3 },
+	    { .name = "seed-004-rwlock", .title = "seed 004: TP futex rwlock, "
+	      "1:1 readers/writers, readers grouped vs not",
+	      .workload = LB_W_FUTEX,
+	      .locks = "ww-rwlock-rpref,tp-rwlock,pthread-rwlock,"
+		       "tp-rwlock-nogroup",
+	      .labels = "WW futex,TP futex,Glibc,TP no group",
+	      .threads = "2,4", .threads_short = "2",
+	      .duration_s = 10, .duration_short_s = 1,
+	      .rd = 50, .wr = 50, .load = 1, .lock_lat = 1,
+	      .reps = 5, .reps_short = 3 },
+	    { .name = "seed-004-xthread", .title = "seed 004: separate reader "
+	      "and writer threads, L=5",
+	      .workload = LB_W_FUTEX,
+	      .locks = "ww-rwlock-rpref,tp-rwlock,pthread-rwlock",
+	      .labels = "WW futex,TP futex,Glibc",
+	      .threads = "4", .threads_short = "2",
+	      .duration_s = 10, .duration_short_s = 1,
+	      .rd = 50, .wr = 50, .xthread = true, .load = 5, .lock_lat = 1,
+	      .reps = 5, .reps_short = 3 } } },
+
+	/* ---- baseline: what exists today ---- */
+	{ "baseline", "baseline mutexes and rwlocks: rate at 1-16 threads, "
+	  "futex 1:1 readers/writers", "",
+	  { { .name = "baseline-mutex", .title = "baseline mutexes, rate",
+	      .workload = LB_W_RATE, .locks = BASELINE_MUTEXES,
+	      .base = "pthread-mutex",
+	      .threads = "1,2,4,8,16", .threads_short = "1,2,4,8,16",
+	      .duration_s = 2, .duration_short_s = 0.4,
+	      .rd = 0, .wr = 1, .load = 1, .lock_lat = 1,
+	      .reps = 5, .reps_short = 3 },
+	    { .name = "baseline-rwlock", .title = "baseline rwlocks, rate, "
+	      "R:W 1:1",
+	      .workload = LB_W_RATE, .locks = BASELINE_RWLOCKS,
+	      .base = "pthread-rwlock",
+	      .threads = "1,2,4,8,16", .threads_short = "1,2,4,8,16",
+	      .duration_s = 2, .duration_short_s = 0.4,
+	      .rd = 1, .wr = 1, .load = 1, .lock_lat = 1,
+	      .reps = 5, .reps_short = 3 },
+	    { .name = "baseline-futex", .title = "baseline rwlocks, perf bench "
+	      "futex style, 1:1 separate readers/writers",
+	      .workload = LB_W_FUTEX, .locks = BASELINE_RWLOCKS,
+	      .base = "pthread-rwlock",
+	      .threads = "2,4", .threads_short = "2",
+	      .duration_s = 5, .duration_short_s = 1,
+	      .rd = 50, .wr = 50, .xthread = true, .load = 1, .lock_lat = 1,
+	      .reps = 5, .reps_short = 3 } } },
+};
+
+#define LB_NPRESETS (sizeof(lb_presets) / sizeof(lb_presets[0]))
+
+void lb_preset_list(FILE *f)
+{
+	for (size_t i = 0; i < LB_NPRESETS; i++)
+		fprintf(f, "%-9s %s\n", lb_presets[i].name, lb_presets[i].desc);
+}
+
+static const struct lb_preset *lb_preset_find(const char *name)
+{
+	for (size_t i = 0; i < LB_NPRESETS; i++)
+		if (!strcmp(lb_presets[i].name, name))
+			return &lb_presets[i];
+	return NULL;
+}
+
+/* First lock of a comma list that is not registered, or NULL. */
+static const char *lb_first_missing(const char *list, char *buf, size_t n)
+{
+	const char *s = list;
+
+	while (s && *s) {
+		size_t len = strcspn(s, ",");
+
+		snprintf(buf, n, "%.*s", (int)len, s);
+		if (!lb_lock_find(buf))
+			return buf;
+		s += len + (s[len] == ',');
+	}
+	return NULL;
+}
+
+static void lb_label_at(const char *labels, size_t idx, char *buf, size_t n)
+{
+	const char *s = labels;
+
+	*buf = 0;
+	for (size_t i = 0; s && *s; i++) {
+		size_t len = strcspn(s, ",");
+
+		if (i == idx) {
+			snprintf(buf, n, "%.*s", (int)len, s);
+			return;
+		}
+		s += len + (s[len] == ',');
+	}
+}
+
+/* Builds the experiment of a part, dropping unregistered locks (noted).
+ * Labels and strings live in `store` so e stays valid.  Returns false when
+ * fewer than one lock remains. */
+static bool lb_part_experiment(const struct lb_preset_part *pt,
+			       const struct lb_cli *c, const struct lb_output *o,
+			       struct lb_experiment *e, char (*store)[64])
+{
+	char name[64];
+	const char *s = pt->locks;
+	size_t idx = 0;
+
+	memset(e, 0, sizeof(*e));
+	e->name = pt->name;
+	e->title = pt->title;
+	lb_params_default(&e->p);
+	e->p.workload = pt->workload;
+	e->p.iters = c->short_mode ? pt->iters_short : pt->iters;
+	e->p.duration_s = c->short_mode ? pt->duration_short_s : pt->duration_s;
+	e->p.rd = pt->rd;
+	e->p.wr = pt->wr;
+	e->p.xthread = pt->xthread;
+	e->p.cs_relax = pt->load;
+	e->p.gap_relax = pt->lock_lat;
+	e->p.data = pt->data;
+	e->p.pin = c->p.pin;
+	e->p.max_time_s = c->p.max_time_s;
+	e->reps = c->reps_set ? c->reps : (c->short_mode ? pt->reps_short
+							 : pt->reps);
+	lb_parse_thread_list(c->short_mode ? pt->threads_short : pt->threads,
+			     e->threads, &e->nthreads);
+	for (; *s; idx++) {
+		size_t len = strcspn(s, ",");
+		const struct lr_lock *lk;
+
+		snprintf(name, sizeof(name), "%.*s", (int)len, s);
+		s += len + (s[len] == ',');
+		lk = lb_lock_find(name);
+		if (!lk) {
+			lb_out_note(o, "%s: lock %s is not registered, skipped",
+				    pt->name, name);
+			continue;
+		}
+		if (pt->labels) {
+			lb_label_at(pt->labels, idx, store[e->nlocks], 64);
+			e->labels[e->nlocks] = store[e->nlocks];
+		}
+		e->locks[e->nlocks++] = lk;
+	}
+	e->base = pt->base ? lb_lock_find(pt->base) : NULL;
+	if (!e->base && e->nlocks)
+		e->base = e->locks[0];
+	return e->nlocks > 0;
+}
+
+static bool lb_preset_runnable(const struct lb_preset *ps,
+			       const struct lb_output *o)
+{
+	char buf[64];
+	const char *miss = lb_first_missing(ps->needs, buf, sizeof(buf));
+
+	if (miss)
+		lb_out_note(o, "seed %s skipped: lock %s is not registered yet",
+			    ps->name, miss);
+	return !miss;
+}
+
+struct lb_plan {
+	struct lb_experiment e[LB_NPRESETS * LB_MAX_PARTS];
+	char labels[LB_NPRESETS * LB_MAX_PARTS][LB_MAX_LOCKS][64];
+	size_t n;
+};
+
+static void lb_plan_preset(const struct lb_preset *ps, const struct lb_cli *c,
+			   struct lb_plan *plan)
+{
+	if (!lb_preset_runnable(ps, &c->o))
+		return;
+	for (size_t i = 0; i < LB_MAX_PARTS && ps->parts[i].name; i++) {
+		struct lb_experiment *e = &plan->e[plan->n];
+
+		if (lb_part_experiment(&ps->parts[i], c, &c->o, e,
+				       plan->labels[plan->n]))
+			plan->n++;
+		else
+			lb_out_note(&c->o, "%s: no registered lock, skipped",
+				    ps->parts[i].name);
+	}
+}
+
+int lb_preset_main(int argc, char **argv, int first)
+{
+	struct lb_cli c;
+	const char *names[LB_MAX_LOCKS];
+	size_t nnames;
+	struct lb_plan *plan = calloc(1, sizeof(*plan));
+	double est = 0;
+
+	lb_parse_args(argc, argv, first, true, &c, names, &nnames);
+	if (c.help || (nnames == 1 && !strcmp(names[0], "list"))) {
+		lb_preset_list(stdout);
+		free(plan);
+		return LB_EXIT_OK;
+	}
+	if (nnames != 1)
+		lb_usage_error("seed: name one preset or 'all' ('lockbench seed "
+			       "list' shows them)");
+	if (strcmp(names[0], "all") && !lb_preset_find(names[0]))
+		lb_usage_error("seed: unknown preset '%s' ('lockbench seed list' "
+			       "shows them)", names[0]);
+	if (!plan)
+		return LB_EXIT_RUNTIME;
+
+	lb_out_begin(&c.o);
+	for (size_t i = 0; i < LB_NPRESETS; i++)
+		if (!strcmp(names[0], "all") ||
+		    !strcmp(names[0], lb_presets[i].name))
+			lb_plan_preset(&lb_presets[i], &c, plan);
+	for (size_t i = 0; i < plan->n; i++)
+		est += lb_experiment_estimate_s(&plan->e[i]);
+	lb_progress_begin(&c.o, est);
+	for (size_t i = 0; i < plan->n; i++) {
+		struct lb_results res;
+
+		if (lb_experiment_run(&plan->e[i], &c.o, &res))
+			return LB_EXIT_RUNTIME;
+		lb_out_experiment(&c.o, &res);
+		lb_results_free(&res);
+	}
+	lb_out_end(&c.o);
+	free(plan);
+	return LB_EXIT_OK;
+}

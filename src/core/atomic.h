@@ -186,6 +186,8 @@ static inline void qa_u##bits##_write_release(uint32_t *w, unsigned shift,     \
 static inline type qa_u##bits##_xchg_relaxed(uint32_t *w, unsigned shift,      \
 					     type v)                           \
 { return qa_xchg_relaxed(ptrfn(w, shift), v); }                                \
+static inline type qa_u##bits##_xchg(uint32_t *w, unsigned shift, type v)      \
+{ return qa_xchg(ptrfn(w, shift), v); }                                        \
 static inline type qa_u##bits##_cmpxchg_relaxed(uint32_t *w, unsigned shift,   \
 						type o, type n)                \
 { return qa_cmpxchg_relaxed(ptrfn(w, shift), o, n); }                          \
@@ -241,6 +243,10 @@ static inline type qa_u##bits##_xchg_relaxed(uint32_t *w, unsigned shift,      \
 { return (type)qa__part(QA__WORD_SET(w, shift, (type)~0u, v,                   \
 				      __ATOMIC_RELAXED, __ATOMIC_RELAXED),     \
 			shift, (type)~0u); }                                   \
+static inline type qa_u##bits##_xchg(uint32_t *w, unsigned shift, type v)      \
+{ return (type)qa__part(QA__WORD_SET(w, shift, (type)~0u, v,                   \
+				      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST),     \
+			shift, (type)~0u); }                                   \
 static inline type qa_u##bits##_cmpxchg_relaxed(uint32_t *w, unsigned shift,   \
 						type o, type n)                \
 { return (type)QA__WORD_CMPXCHG(w, shift, (type)~0u, o, n,                     \
@@ -258,7 +264,7 @@ static inline type qa_u##bits##_cmpxchg_release(uint32_t *w, unsigned shift,   \
 
 /*
  * qa_u8_read(w, shift), qa_u8_write_release(w, shift, v),
- * qa_u16_xchg_relaxed(w, shift, v), qa_u8_cmpxchg_acquire(w, shift, o, n), ...
+ * qa_u16_xchg_relaxed(w, shift, v), qa_u16_xchg(w, shift, v) (fully ordered), qa_u8_cmpxchg_acquire(w, shift, o, n), ...
  * `shift` is 0, 8, 16 or 24 for bytes and 0 or 16 for halfwords.
  */
 QA__PART_OPS(8, uint8_t, qa__u8p)

@@ -7,12 +7,14 @@
 
 /* One line per lock family (see lockreg.h). */
 extern const struct lr_lock lr_baseline[];
+extern const struct lr_lock lr_qspinlock[];
 #ifdef QLOCK_HAVE_CK
 extern const struct lr_lock lr_ck[];
 #endif
 
 static const struct lr_lock *const families[] = {
 	lr_baseline,
+	lr_qspinlock,
 #ifdef QLOCK_HAVE_CK
 	lr_ck,
 #endif

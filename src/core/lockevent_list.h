@@ -21,3 +21,5 @@ LOCK_EVENT(lock_use_node2) /* queued at nesting level 2 (signal handler)   */
 LOCK_EVENT(read_alone)   /* shared acquisition by a reader on its own      */
 LOCK_EVENT(read_group)   /* shared acquisition as part of a reader group   */
 LOCK_EVENT(read_wake)    /* readers woken in a batch                       */
+LOCK_EVENT(wait_early)   /* qspinlock: queued waiter slept early (predecessor asleep) */
+LOCK_EVENT(qrw_waiting_retry) /* qrwlock: failed attempts to set WAITING (seed 000) */

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Model-check harness for the queued spinlock: 3 threads, a few
+ * iterations each, plain data protected by the lock, assert, no I/O.
+ * Built against the library copy with QLOCK_WORD_ATOMICS_ONLY (so the
+ * one-bit pending layout) and the futex model.  A spin limit of 1 sends
+ * waiters to sleep almost at once, so the parking paths (node sleep, head
+ * SLOW sleep, stealing) are exercised too.
+ */
+#include <assert.h>
+#include <pthread.h>
+
+#include "lock/qspinlock_variants.h"
+#include "qlock/qlock.h"
+#include "qlock/qspinlock.h"
+
+enum { THREADS = 3, ITERS = 3 };
+
+static qlock_spinlock_t lock = QLOCK_SPINLOCK_INIT;
+static int in_cs, count; /* plain data */
+static int variant;
+
+static void take(void)
+{
+	switch (variant) {
+	case 0: qlock_spin_lock(&lock); break;
+	case 1: qs_lock_cmpxchg_grab(&lock); break;
+	case 2: qs_lock_cmpxchg_wait(&lock); break;
+	default: qs_lock_spin_only(&lock); break;
+	}
+}
+
+static void drop(void)
+{
+	if (variant == 3)
+		qs_unlock_spin_only(&lock);
+	else
+		qlock_spin_unlock(&lock);
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < ITERS; i++) {
+		take();
+		assert(++in_cs == 1);
+		count++;
+		in_cs--;
+		drop();
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t t[THREADS];
+
+	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
+	for (variant = 0; variant < 4; variant++) {
+		count = 0;
+		for (int i = 0; i < THREADS; i++)
+			assert(!pthread_create(&t[i], NULL, worker, NULL));
+		for (int i = 0; i < THREADS; i++)
+			assert(!pthread_join(t[i], NULL));
+		assert(count == THREADS * ITERS);
+		assert(!qlock_spin_is_locked(&lock));
+	}
+	return 0;
+}

@@ -34,7 +34,7 @@ struct lb_preset_part {
 	unsigned reps, reps_short;
 };
 
-#define LB_MAX_PARTS 6
+#define LB_MAX_PARTS 8 /* seed 004 has 8 tables */
 
 struct lb_preset {
 	const char *name, *desc;
@@ -49,15 +49,22 @@ struct lb_preset {
 
 static const struct lb_preset lb_presets[] = {
 	/* ---- seed 000: qrwlock, byte cmpxchg for _QW_WAITING (2015) ----
-	 * Slot: runs once the qrwlock issue registers both 2015 variants. */
+	 * Columns: the seed's before/after (the 2015 layout, WAITING set by a
+	 * whole-word cmpxchg loop vs a byte cmpxchg), then today's qrwlock and
+	 * the glibc and Concurrency Kit rwlocks for scale (ck-rwlock only when
+	 * libck-dev is installed).  "% change" of the seed = the after/before
+	 * ratio.  5M iterations per thread as the seed; for another length run
+	 * the plain command the heading describes with -n. */
 	{ "000", "qrwlock 2015: byte cmpxchg for _QW_WAITING (loop, R:W 5:1, ms)",
 	  "qrwlock-2015-cmpxchg-loop,qrwlock-2015-byte",
 	  { { .name = "seed-000", .title = "seed 000: qrwlock _QW_WAITING byte "
 	      "cmpxchg, 5M read/write lock loop, R:W 5:1",
 	      .workload = LB_W_LOOP,
-	      .locks = "qrwlock-2015-cmpxchg-loop,qrwlock-2015-byte",
-	      .labels = "w/o patch,with patch",
-	      .threads = "2-10,15,20", .threads_short = "2,3,4,8",
+	      .locks = "qrwlock-2015-cmpxchg-loop,qrwlock-2015-byte,qrwlock,"
+		       "pthread-rwlock,pthread-rwlock-wpref,ck-rwlock",
+	      .labels = "before,after,qrwlock,pthread-rwlock,"
+			"pthread-rwlock-wpref,ck-rwlock",
+	      .threads = "2-10,15,20", .threads_short = "2,3,4,8,16",
 	      .iters = 5000000, .iters_short = 200000,
 	      .rd = 5, .wr = 1, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 } } },
@@ -112,34 +119,76 @@ static const struct lb_preset lb_presets[] = {
 	      .reps = 5, .reps_short = 3 } } },
 
 	/* ---- seed 004: TP-futex, readers grouped (perf bench futex) ----
-	 * Slot: needs tp-mutex, tp-rwlock and tp-rwlock-nogroup. */
+	 * All of the seed's tables: mutex totals; rwlock 1:1 totals with
+	 * futex calls and per-thread rates against thread count (+ the
+	 * no-group "before"); 90/95/100% readers; separate reader and
+	 * writer threads at L = 1, 5, 50.  Both preference kinds of the WW
+	 * and glibc baselines sit in the same tables. */
 	{ "004", "TP futex: mutex and rwlock vs WW futex and glibc (futex)",
 	  "tp-mutex,tp-rwlock,tp-rwlock-nogroup",
-	  { { .name = "seed-004-mutex", .title = "seed 004: TP futex mutex",
+	  {
+	    { .name = "seed-004-mutex", .title = "seed 004: TP futex mutex "
+	      "(totals, futex calls, per-thread rates), load 5",
 	      .workload = LB_W_FUTEX, .locks = "ww-mutex,tp-mutex,pthread-mutex",
-	      .labels = "WW futex,TP futex,Glibc",
-	      .threads = "2,4", .threads_short = "2",
+	      .labels = "WW futex,TP futex,Glibc", .base = "pthread-mutex",
+	      .threads = "2,4,8,16", .threads_short = "8",
 	      .duration_s = 10, .duration_short_s = 1,
 	      .rd = 0, .wr = 100, .load = 5, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },
 	    { .name = "seed-004-rwlock", .title = "seed 004: TP futex rwlock, "
-	      "1:1 readers/writers, readers grouped vs not",
+	      "1:1 readers/writers: totals, futex calls, per-thread rates vs "
+	      "threads; readers grouped vs not",
 	      .workload = LB_W_FUTEX,
-	      .locks = "ww-rwlock-rpref,tp-rwlock,pthread-rwlock,"
-		       "tp-rwlock-nogroup",
-	      .labels = "WW futex,TP futex,Glibc,TP no group",
-	      .threads = "2,4", .threads_short = "2",
+	      .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,"
+		       "pthread-rwlock,pthread-rwlock-wpref,tp-rwlock-nogroup",
+	      .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref,"
+			"TP no group",
+	      .base = "ww-rwlock-rpref",
+	      .threads = "2,4,8,16", .threads_short = "8,16",
 	      .duration_s = 10, .duration_short_s = 1,
 	      .rd = 50, .wr = 50, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },
-	    { .name = "seed-004-xthread", .title = "seed 004: separate reader "
-	      "and writer threads, L=5",
-	      .workload = LB_W_FUTEX,
-	      .locks = "ww-rwlock-rpref,tp-rwlock,pthread-rwlock",
-	      .labels = "WW futex,TP futex,Glibc",
-	      .threads = "4", .threads_short = "2",
-	      .duration_s = 10, .duration_short_s = 1,
+	    { .name = "seed-004-read90", .title = "seed 004: 90% readers, reader- and writer-preferring baselines",
+	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
+	      .base = "ww-rwlock-rpref",
+	      .threads = "8,16", .threads_short = "8",
+	      .duration_s = 10, .duration_short_s = 0.5,
+	      .rd = 90, .wr = 10, .load = 1, .lock_lat = 1,
+	      .reps = 5, .reps_short = 3 },
+	    { .name = "seed-004-read95", .title = "seed 004: 95% readers, reader- and writer-preferring baselines",
+	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
+	      .base = "ww-rwlock-rpref",
+	      .threads = "8,16", .threads_short = "8",
+	      .duration_s = 10, .duration_short_s = 0.5,
+	      .rd = 95, .wr = 5, .load = 1, .lock_lat = 1,
+	      .reps = 5, .reps_short = 3 },
+	    { .name = "seed-004-read100", .title = "seed 004: 100% readers, reader- and writer-preferring baselines",
+	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
+	      .base = "ww-rwlock-rpref",
+	      .threads = "8,16", .threads_short = "8",
+	      .duration_s = 10, .duration_short_s = 0.5,
+	      .rd = 100, .wr = 0, .load = 1, .lock_lat = 1,
+	      .reps = 5, .reps_short = 3 },
+	    { .name = "seed-004-xthread-L1", .title = "seed 004: separate reader and writer threads, L=1",
+	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
+	      .base = "ww-rwlock-rpref",
+	      .threads = "8,16", .threads_short = "8",
+	      .duration_s = 10, .duration_short_s = 0.5,
+	      .rd = 50, .wr = 50, .xthread = true, .load = 1, .lock_lat = 1,
+	      .reps = 5, .reps_short = 3 },
+	    { .name = "seed-004-xthread-L5", .title = "seed 004: separate reader and writer threads, L=5",
+	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
+	      .base = "ww-rwlock-rpref",
+	      .threads = "8,16", .threads_short = "8",
+	      .duration_s = 10, .duration_short_s = 0.5,
 	      .rd = 50, .wr = 50, .xthread = true, .load = 5, .lock_lat = 1,
+	      .reps = 5, .reps_short = 3 },
+	    { .name = "seed-004-xthread-L50", .title = "seed 004: separate reader and writer threads, L=50",
+	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
+	      .base = "ww-rwlock-rpref",
+	      .threads = "8,16", .threads_short = "8",
+	      .duration_s = 10, .duration_short_s = 0.5,
+	      .rd = 50, .wr = 50, .xthread = true, .load = 50, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 } } },
 
 	/* ---- baseline: what exists today ---- */

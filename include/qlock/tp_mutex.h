@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qlock_tp_mutex_t: the throughput-optimised (TP) futex mutex of Waiman
+ * Long's 2016-2017 TP-futex series, with the kernel side done in user
+ * space over FUTEX_WAIT/FUTEX_WAKE.
+ *
+ * The futex word holds the owner's thread id (gettid(), low 30 bits) and
+ * a WAITERS bit (bit 31) that sends the unlock to its slow path, as the
+ * series' word does.  Lock and unlock are one cmpxchg each when
+ * uncontended.  Contended, the waiters are serialised: only the top
+ * waiter spins on the owner (bounded) and then sleeps on the word; other
+ * arrivals get one steal attempt and queue.  Lock stealing is allowed
+ * until the top waiter has waited QLOCK_HANDOFF_NS (default 4 ms), then
+ * the unlocker hands the lock straight to it.  See docs/tp-locks.md.
+ *
+ *	static qlock_tp_mutex_t m = QLOCK_TP_MUTEX_INIT;
+ *	qlock_tp_mutex_lock(&m);  ...  qlock_tp_mutex_unlock(&m);
+ *
+ * 16 bytes, zero-initialised = unlocked, no destructor.  Not recursive;
+ * only the owner unlocks.  Not for use across fork() while held.
+ */
+#ifndef QLOCK_TP_MUTEX_H
+#define QLOCK_TP_MUTEX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "qlock/qlock.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qlock_tp_mutex {
+	uint32_t val;     /* futex word: owner tid | WAITERS */
+	uint32_t serial;  /* serialises the waiters (who is top waiter) */
+	uint32_t handoff; /* tid of the top waiter asking for hand-off, or 0 */
+	uint32_t nval;    /* threads that may sleep on val */
+} qlock_tp_mutex_t;
+
+#define QLOCK_TP_MUTEX_INIT { 0, 0, 0, 0 }
+
+/* The futex word's bits (the series' FUTEX_WAITERS / FUTEX_TID_MASK). */
+#define QLOCK_TP_WAITERS  0x80000000u
+#define QLOCK_TP_TID_MASK 0x3fffffffu
+
+static inline void qlock_tp_mutex_init(qlock_tp_mutex_t *m)
+{
+	m->val = m->serial = m->handoff = m->nval = 0;
+}
+
+QLOCK_API void qlock_tp_mutex_lock(qlock_tp_mutex_t *m);
+/* true when taken; fails while held or being handed to a waiter. */
+QLOCK_API bool qlock_tp_mutex_trylock(qlock_tp_mutex_t *m);
+/* 0 when taken; ETIMEDOUT once the absolute deadline `abs` on `clk`
+ * (CLOCK_MONOTONIC or CLOCK_REALTIME) passed; EINVAL for a malformed
+ * deadline or another clock (checked before anything else). */
+QLOCK_API int qlock_tp_mutex_timedlock(qlock_tp_mutex_t *m,
+				       const struct timespec *abs,
+				       clockid_t clk);
+QLOCK_API void qlock_tp_mutex_unlock(qlock_tp_mutex_t *m);
+/* Thread id of the owner, 0 when unlocked (a snapshot). */
+QLOCK_API uint32_t qlock_tp_mutex_owner(const qlock_tp_mutex_t *m);
+/* gettid() of the calling thread, as the locks record it. */
+QLOCK_API uint32_t qlock_tp_self_tid(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QLOCK_TP_MUTEX_H */

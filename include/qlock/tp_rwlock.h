@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qlock_tp_rwlock_t: the TP-futex series' reader-writer lock ("rwmutex"),
+ * kernel side done in user space.
+ *
+ * Futex word (the series' shared-mode encoding):
+ *	bit 31     WAITERS: the top waiter sleeps or wants a hand-off
+ *	bit 30     reserved (the series' OWNER_DIED)
+ *	bit 29     SHARED: reader-owned, bits 0-23 count the readers
+ *	bit 28     SHARED_UNLOCK: the last reader is releasing the lock
+ *	bits 0-28  writer's thread id when SHARED is clear
+ *
+ * Readers take the lock with one cmpxchg (0 -> SHARED+1, or +1 while
+ * SHARED and no WAITERS/SHARED_UNLOCK); writers with cmpxchg 0 -> tid.
+ * Writers are preferred (a waiting writer stops new readers), and the
+ * hand-off to the top waiter bounds every wait.  Contending readers form
+ * a group behind the first one (seed 004).  See docs/tp-locks.md.
+ *
+ * 32 bytes, zero-initialised = unlocked, no destructor.  Not recursive
+ * (a read lock taken again while a writer waits can deadlock).
+ */
+#ifndef QLOCK_TP_RWLOCK_H
+#define QLOCK_TP_RWLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "qlock/qlock.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qlock_tp_rwlock {
+	uint32_t val;     /* futex word, see above */
+	uint32_t serial;  /* serialises the waiters (who is top waiter) */
+	uint32_t handoff; /* hand-off request of the top waiter, or 0 */
+	uint32_t nval;    /* threads that may sleep on val */
+	uint32_t leader;  /* reader group leader's tid (| asleep bit), or 0 */
+	uint32_t rosq;    /* the reader group's optimistic spin queue */
+	uint32_t pad[2];
+} qlock_tp_rwlock_t;
+
+#define QLOCK_TP_RWLOCK_INIT { 0, 0, 0, 0, 0, 0, { 0, 0 } }
+
+#define QLOCK_TP_RW_WAITERS       0x80000000u
+#define QLOCK_TP_RW_SHARED        0x20000000u
+#define QLOCK_TP_RW_SHARED_UNLOCK 0x10000000u
+#define QLOCK_TP_RW_COUNT_MASK    0x00ffffffu
+#define QLOCK_TP_RW_TID_MASK      0x1fffffffu
+
+static inline void qlock_tp_rwlock_init(qlock_tp_rwlock_t *rw)
+{
+	*rw = (qlock_tp_rwlock_t)QLOCK_TP_RWLOCK_INIT;
+}
+
+QLOCK_API void qlock_tp_rwlock_rdlock(qlock_tp_rwlock_t *rw);
+QLOCK_API bool qlock_tp_rwlock_tryrdlock(qlock_tp_rwlock_t *rw);
+/* 0, ETIMEDOUT or EINVAL as qlock_tp_mutex_timedlock(). */
+QLOCK_API int qlock_tp_rwlock_timedrdlock(qlock_tp_rwlock_t *rw,
+					  const struct timespec *abs,
+					  clockid_t clk);
+QLOCK_API void qlock_tp_rwlock_rdunlock(qlock_tp_rwlock_t *rw);
+
+QLOCK_API void qlock_tp_rwlock_wrlock(qlock_tp_rwlock_t *rw);
+QLOCK_API bool qlock_tp_rwlock_trywrlock(qlock_tp_rwlock_t *rw);
+QLOCK_API int qlock_tp_rwlock_timedwrlock(qlock_tp_rwlock_t *rw,
+					  const struct timespec *abs,
+					  clockid_t clk);
+QLOCK_API void qlock_tp_rwlock_wrunlock(qlock_tp_rwlock_t *rw);
+
+/* Writer's thread id, 0 when unlocked or reader-owned (a snapshot). */
+QLOCK_API uint32_t qlock_tp_rwlock_writer(const qlock_tp_rwlock_t *rw);
+/* Number of readers holding it (a snapshot). */
+QLOCK_API uint32_t qlock_tp_rwlock_readers(const qlock_tp_rwlock_t *rw);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QLOCK_TP_RWLOCK_H */

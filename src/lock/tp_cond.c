@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Condition variable for the TP mutex.
+ *
+ * Words:
+ *	c->seq      the futex word waiters sleep on; every signal/broadcast
+ *	            adds 1, so a waiter that read it before releasing the
+ *	            mutex cannot miss a later signal (its wait returns EAGAIN
+ *	            when the word moved)
+ *	c->waiters  threads between registering and waking; lets signal and
+ *	            broadcast skip the system call when nobody waits
+ *	c->mutex    the waiters' mutex (broadcast requeues onto its queue)
+ *
+ * wait:      waiters++, s = seq, unlock m, FUTEX_WAIT(seq, s), waiters--,
+ *            relock m through its waiter queue (tp_mutex_lock_cond)
+ * signal:    seq++, FUTEX_WAKE(seq, 1) if waiters
+ * broadcast: seq++; if waiters: FUTEX_CMP_REQUEUE(seq, wake 1, requeue the
+ *            rest onto m->serial, the mutex's waiter queue), then make the
+ *            serial word 2 (or take it with 2 and release it at once), so
+ *            the requeued waiters are woken one at a time, each when the
+ *            previous one became top waiter and got the mutex: no
+ *            thundering herd.  Requeueing onto m->val instead would put
+ *            sleepers beside the top waiter on the word; a wake-up could
+ *            then reach one of them, which queues behind the sleeping top
+ *            waiter's serial lock: deadlock.  A relocking waiter takes the
+ *            serial lock with 2 and never steals, so its release passes
+ *            the wake-up on (tp_internal.h's invariant).
+ *
+ * Lost wake-ups: seq++ then an SC read of `waiters` (fetch_add 0) in the
+ * waker pairs with waiters++ then an SC read of seq in the waiter
+ * (store-buffering, all four seq_cst): either the waker sees the waiter, or the
+ * waiter reads the new seq and does not sleep on the old one.  A waiter
+ * whose wait ends in ETIMEDOUT after seq moved may have swallowed a
+ * FUTEX_WAKE meant for another waiter: it passes one on.
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+
+#include "lock/tp_internal.h"
+#include "qlock/tp_cond.h"
+
+#define CLS QC_CLASS_tp_cond
+
+static int cond_wait(qlock_tp_cond_t *c, qlock_tp_mutex_t *m,
+		     const struct timespec *abs, clockid_t clk)
+{
+	uint32_t seq;
+	int err = tp_check_deadline(abs, clk);
+
+	if (err)
+		return err;
+	qa_write(&c->mutex, m);
+	qa_fetch_add(&c->waiters, 1u);
+	/* SC read (an RMW: TSan rejects fences), see above. */
+	seq = qa_fetch_add(&c->seq, 0u);
+	qlock_tp_mutex_unlock(m);
+
+	qc_event_inc(CLS, QC_EV_sleep);
+	err = qc_futex_wait(&c->seq, seq, abs, clk, CLS, QC_OP_OTHER);
+	qa_fetch_sub(&c->waiters, 1u);
+	if (err == ETIMEDOUT) {
+		qc_event_inc(CLS, QC_EV_timeout);
+		if (qa_read(&c->seq) != seq) {
+			qc_event_inc(CLS, QC_EV_wake);
+			qc_futex_wake(&c->seq, 1, CLS, QC_OP_OTHER);
+		}
+	}
+
+	tp_mutex_lock_cond(m);
+	return err == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+QLOCK_API void qlock_tp_cond_wait(qlock_tp_cond_t *c, qlock_tp_mutex_t *m)
+{
+	cond_wait(c, m, NULL, CLOCK_MONOTONIC);
+}
+
+QLOCK_API int qlock_tp_cond_timedwait(qlock_tp_cond_t *c, qlock_tp_mutex_t *m,
+				      const struct timespec *abs,
+				      clockid_t clk)
+{
+	return cond_wait(c, m, abs, clk);
+}
+
+/* seq++ and tell whether anybody may be waiting (see the top). */
+static bool bump(qlock_tp_cond_t *c)
+{
+	qa_fetch_add(&c->seq, 1u);
+	return qa_fetch_add(&c->waiters, 0u) != 0; /* SC read */
+}
+
+QLOCK_API void qlock_tp_cond_signal(qlock_tp_cond_t *c)
+{
+	if (!bump(c))
+		return;
+	qc_event_inc(CLS, QC_EV_wake);
+	qc_futex_wake(&c->seq, 1, CLS, QC_OP_OTHER);
+}
+
+QLOCK_API void qlock_tp_cond_broadcast(qlock_tp_cond_t *c)
+{
+	qlock_tp_mutex_t *m;
+
+	if (!bump(c))
+		return;
+	qc_event_inc(CLS, QC_EV_wake);
+	m = qa_read(&c->mutex);
+	if (!m) { /* cannot happen while waiters != 0; be safe */
+		qc_futex_wake(&c->seq, INT_MAX, CLS, QC_OP_OTHER);
+		return;
+	}
+	for (;;) {
+		uint32_t s = qa_read(&c->seq);
+
+		if (qc_futex_cmp_requeue(&c->seq, s, 1, &m->serial, INT_MAX,
+					 CLS, QC_OP_OTHER) >= 0)
+			break;
+	}
+	/* Requeued sleepers need serial == 2 with a holder that will
+	 * release it: mark a held word, or take it (2) and release it,
+	 * which wakes the first of them. */
+	for (;;) {
+		uint32_t s = qa_read(&m->serial);
+
+		if (s == 2)
+			break;
+		if (s == 1 && qa_cmpxchg(&m->serial, 1u, 2u) == 1)
+			break;
+		if (s == 0 && qa_cmpxchg_acquire(&m->serial, 0u, 2u) == 0) {
+			tp_serial_unlock(&m->serial, QC_CLASS_tp_mutex,
+					 QC_OP_OTHER);
+			break;
+		}
+	}
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals shared by the TP (throughput-optimised) futex locks of seed 004:
+ * src/lock/tp_mutex.c, tp_rwlock.c and tp_cond.c.  Not installed.
+ *
+ * The kernel series did the slow path inside new FUTEX_LOCK/FUTEX_UNLOCK
+ * operations, with a per-futex `futex_state` whose kernel mutex serialised
+ * the waiters.  Here everything the kernel kept in futex_state lives in the
+ * lock object next to the futex word, and the kernel mutex is replaced by
+ * the "serial" word below: a small wait-wake lock whose holder is the *top
+ * waiter* (the only waiter allowed to spin on the lock owner and to sleep
+ * on the lock word itself).
+ *
+ * serial word (one per lock):
+ *	0  free: no top waiter
+ *	1  held by the top waiter, nobody sleeps on it
+ *	2  held, and waiters may sleep on it (the release wakes one)
+ *
+ *	lock:    cmpxchg 0 -> 1; else bounded spin retrying it; else
+ *	         xchg 2 until it returned 0, sleeping on 2 in between
+ *	unlock:  xchg 0; FUTEX_WAKE(1) if it was 2
+ *
+ * The serial lock barges (like the kernel mutex's optimistic spinning), so
+ * a waiter queued on it is not FIFO; what bounds the wait of the *lock* is
+ * the hand-off from the lock's unlocker to the top waiter (see the lock
+ * files).  A woken serial sleeper takes it with 2 (it cannot know whether
+ * others sleep), costing at most one spare wake-up per sleep episode.
+ * Invariant: while anybody sleeps on the serial word, it is 2 or a thread
+ * that will store 2 (xchg) is awake.  The condition variable keeps it when
+ * it requeues waiters onto the word (tp_cond.c).
+ */
+#ifndef QLOCK_LOCK_TP_INTERNAL_H
+#define QLOCK_LOCK_TP_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "core/atomic.h"
+#include "core/futex.h"
+#include "core/spin.h"
+#include "core/stats.h"
+#include "qlock/tp_mutex.h"
+#include "qlock/tp_rwlock.h"
+
+/* ---- thread ids ------------------------------------------------------------
+ * gettid() of the calling thread, cached per thread.  Linux pids are at most
+ * PID_MAX_LIMIT = 2^22, so a tid fits the 30-bit (mutex) and 29-bit (rwlock)
+ * owner fields.  A child of fork() must not use a lock its parent held (as
+ * with every futex lock); the cache is refreshed by a pthread_atfork handler.
+ */
+extern __thread uint32_t tp_tid_cache __attribute__((tls_model("initial-exec")));
+uint32_t tp_tid_slow(void);
+
+static inline uint32_t tp_self_tid(void)
+{
+	uint32_t t = tp_tid_cache;
+
+	if (qa_likely(t != 0))
+		return t;
+	return tp_tid_slow();
+}
+
+/* Spin bounds of the top waiter (see docs/tp-locks.md). */
+#define TP_MAX_OWNER_CHANGES 8      /* owner changes that renew the spin */
+#define TP_READER_SPIN_NS    50000u /* spin on a reader-owned lock (kernel: 50 us) */
+#define TP_HANDOFF_SLEEPS    16     /* sleeps before the top waiter asks hand-off */
+#define TP_CLOCK_EVERY       16     /* spin iterations between clock reads */
+
+/* Did the optional deadline pass?  (abs == NULL: never.) */
+static inline bool tp_timed_out(const struct timespec *abs, clockid_t clk)
+{
+	return abs && qc_deadline_passed(abs, clk);
+}
+
+/* Validate a deadline the way the futex layer would, before any change. */
+static inline int tp_check_deadline(const struct timespec *abs, clockid_t clk)
+{
+	if (!abs)
+		return 0;
+	if (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME)
+		return EINVAL;
+	return qc_timespec_valid(abs) ? 0 : EINVAL;
+}
+
+/* ---- the serialisation lock (see the top of this file) ------------------- */
+
+/*
+ * Take the serial lock.  `asleep`, when not NULL, is a word whose bit
+ * `asleep_bit` is set before this thread sleeps (a reader group leader
+ * tells its group to disband) and cleared when it runs again.  Returns 0
+ * or ETIMEDOUT.  The acquire pairs with the release in tp_serial_unlock():
+ * the next top waiter sees the previous one's writes to the lock's state
+ * (its hand-off request withdrawn, ...).
+ */
+static inline int tp_serial_lock_ex(uint32_t *s, const struct timespec *abs,
+				    clockid_t clk, enum qc_class cls,
+				    enum qc_op op, uint32_t *asleep,
+				    uint32_t asleep_bit, uint32_t take)
+{
+	struct qc_spinner sp;
+	int err;
+
+	if (take == 1 && qa_cmpxchg_acquire(s, 0u, 1u) == 0)
+		return 0;
+	qc_spinner_init(&sp);
+	while (qc_spin_continue(&sp))
+		if (qa_read(s) == 0 && qa_cmpxchg_acquire(s, 0u, take) == 0)
+			goto out;
+	for (;;) {
+		if (qa_xchg_acquire(s, 2u) == 0)
+			goto out;
+		if (asleep)
+			qa_fetch_or(asleep, asleep_bit);
+		qc_event_inc(cls, QC_EV_sleep);
+		err = qc_futex_wait(s, 2u, abs, clk, cls, op);
+		if (asleep)
+			qa_fetch_andnot(asleep, asleep_bit);
+		if (err) {
+			/* Our xchg may have left 2 behind: the holder's release
+			 * then makes one spare wake-up, harmless. */
+			qc_spin_account(&sp, cls);
+			return err;
+		}
+	}
+out:
+	qc_spin_account(&sp, cls);
+	return 0;
+}
+
+static inline int tp_serial_lock(uint32_t *s, const struct timespec *abs,
+				 clockid_t clk, enum qc_class cls, enum qc_op op,
+				 uint32_t *asleep, uint32_t asleep_bit)
+{
+	return tp_serial_lock_ex(s, abs, clk, cls, op, asleep, asleep_bit, 1u);
+}
+
+static inline void tp_serial_unlock(uint32_t *s, enum qc_class cls,
+				    enum qc_op op)
+{
+	/* Release: pairs with the acquire of the next tp_serial_lock(). */
+	if (qa_xchg_release(s, 0u) == 2u) {
+		qc_event_inc(cls, QC_EV_wake);
+		qc_futex_wake(s, 1, cls, op);
+	}
+}
+
+/* ---- rwlock variants (the registry builds tp-rwlock-nogroup from these) --- */
+
+int tp_rwlock_rdlock_common(qlock_tp_rwlock_t *rw, bool group,
+			    const struct timespec *abs, clockid_t clk);
+
+/*
+ * Mutex lock for a condition-variable waiter re-taking its mutex.  It may
+ * have been requeued onto m->serial by a broadcast, with other requeued
+ * waiters still asleep there: it makes no steal attempt and takes the
+ * serial lock with 2, so that its release wakes the next one.
+ */
+void tp_mutex_lock_cond(qlock_tp_mutex_t *m);
+
+#endif /* QLOCK_LOCK_TP_INTERNAL_H */

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * TP (throughput-optimised) futex mutex: seed 004's FUTEX_LOCK/FUTEX_UNLOCK
+ * with the kernel side done in user space over FUTEX_WAIT/FUTEX_WAKE.
+ *
+ * Word encoding (m->val, the futex word, as in the series):
+ *	bits 0-29  owner thread id (gettid()), 0 = no owner
+ *	bit 30     reserved (the series' FUTEX_OWNER_DIED)
+ *	bit 31     WAITERS: the unlock must take the slow path (somebody may
+ *	           sleep on the word, or the top waiter wants a hand-off)
+ *
+ * What the kernel kept in its futex_state lives beside the word:
+ *	serial   the serialisation lock (tp_internal.h): its holder is the
+ *	         top waiter, the only waiter that spins on the owner and the
+ *	         only thread that ever sleeps on m->val (condvar broadcasts
+ *	         requeue onto serial, not onto m->val)
+ *	handoff  tid of the top waiter when it asked for a hand-off, else 0
+ *	nval     1 while the top waiter sleeps or is about to sleep on m->val
+ *
+ * Transitions of m->val:
+ *	0            -> tid            fast lock (cmpxchg, acquire)
+ *	tid          -> 0              fast unlock (cmpxchg, release)
+ *	0            -> tid            slow-path lock (steal or top waiter)
+ *	owner        -> owner|W        top waiter before sleeping or asking for
+ *	                               hand-off (W is only ever the top
+ *	                               waiter's, so its acquisition drops it)
+ *	owner|W      -> 0              slow unlock, then FUTEX_WAKE(1) if nval
+ *	owner|W      -> top            slow unlock with hand-off (handoff word
+ *	                               claimed by xchg), then wake the top
+ *	                               waiter if it sleeps
+ *
+ * Policies (docs/tp-locks.md):
+ *   - an arrival that misses the fast path makes one steal attempt (free
+ *     word, no hand-off pending), then queues on the serial lock (bounded
+ *     spin, then sleep);
+ *   - the top waiter spins on the owner for qc_owner_spin_ns() (20 us),
+ *     renewed when the owner changes, at most TP_MAX_OWNER_CHANGES times
+ *     (user space cannot see whether the owner runs: a changing owner is
+ *     our evidence that the lock is moving); then it sets WAITERS and
+ *     sleeps on the word;
+ *   - once the top waiter has waited qc_handoff_ns() (4 ms) or slept
+ *     TP_HANDOFF_SLEEPS times it writes its tid to `handoff` and sets
+ *     WAITERS: stealing stops, and the owner's unlock writes the top
+ *     waiter's tid into the word instead of freeing it.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lock/tp_internal.h"
+#include "qlock/tp_mutex.h"
+
+#define W        QLOCK_TP_WAITERS
+#define TID_MASK QLOCK_TP_TID_MASK
+#define CLS      QC_CLASS_tp_mutex
+
+__thread uint32_t tp_tid_cache __attribute__((tls_model("initial-exec")));
+
+static void tp_atfork_child(void)
+{
+	tp_tid_cache = (uint32_t)syscall(SYS_gettid);
+}
+
+static pthread_once_t tp_atfork_once = PTHREAD_ONCE_INIT;
+
+static void tp_atfork_register(void)
+{
+	pthread_atfork(NULL, NULL, tp_atfork_child);
+}
+
+uint32_t tp_tid_slow(void)
+{
+	pthread_once(&tp_atfork_once, tp_atfork_register);
+	tp_tid_cache = (uint32_t)syscall(SYS_gettid);
+	return tp_tid_cache;
+}
+
+QLOCK_API uint32_t qlock_tp_self_tid(void)
+{
+	return tp_self_tid();
+}
+
+/*
+ * Does the top waiter sleep on m->val?  Called after the unlocker's
+ * seq_cst update of the word; the seq_cst read (an RMW: ThreadSanitizer
+ * rejects fences) pairs with the fetch_add the top waiter does before its
+ * futex wait (which re-reads the word): either we see it, or its wait
+ * sees our new word and returns.
+ */
+static inline bool top_sleeps(qlock_tp_mutex_t *m)
+{
+	return qa_fetch_add(&m->nval, 0u) != 0;
+}
+
+/* One steal attempt on a free word, not while a hand-off is pending. */
+static inline bool steal(qlock_tp_mutex_t *m, uint32_t tid)
+{
+	uint32_t v = qa_read(&m->val);
+
+	if ((v & TID_MASK) || qa_read(&m->handoff))
+		return false;
+	/* Acquire: pairs with the release of the last unlock. */
+	return qa_cmpxchg_acquire(&m->val, v, tid) == v;
+}
+
+/*
+ * The top waiter's loop (caller holds m->serial).  Returns 0 with the
+ * mutex held, or ETIMEDOUT.
+ */
+static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
+		      const struct timespec *abs, clockid_t clk)
+{
+	uint64_t t0 = qc_now_ns(), now = t0;
+	uint64_t spin_until = t0 + qc_owner_spin_ns();
+	uint32_t last_owner = 0, changes = 0, nsleep = 0, iter = 0;
+	uint64_t spins = 0;
+	bool ask = false; /* hand-off requested */
+	int ret = 0;
+
+	for (;;) {
+		uint32_t v = qa_read_acquire(&m->val);
+
+		if (ask && qa_read_acquire(&m->handoff) == 0) {
+			/* Claimed by the unlocker: the word becomes our tid.
+			 * Acquire pairs with its release store. */
+			while ((qa_read_acquire(&m->val) & TID_MASK) != tid)
+				qa_cpu_relax();
+			break; /* the unlocker counted the hand-off */
+		}
+		if (!(v & TID_MASK)) {
+			/* Any W was ours: drop it. */
+			if (qa_cmpxchg_acquire(&m->val, v, tid) == v) {
+				if (ask) /* never claimed: see the unlock */
+					qa_write(&m->handoff, 0u);
+				break;
+			}
+			continue;
+		}
+		if (++iter % TP_CLOCK_EVERY == 0 || v != last_owner) {
+			now = qc_now_ns();
+			if ((v & TID_MASK) != (last_owner & TID_MASK) &&
+			    changes++ < TP_MAX_OWNER_CHANGES)
+				spin_until = now + qc_owner_spin_ns();
+			last_owner = v;
+			if (tp_timed_out(abs, clk)) {
+				if (ask && qa_cmpxchg(&m->handoff, tid, 0u) != tid)
+					continue; /* claimed: wait for it */
+				qc_event_inc(CLS, QC_EV_timeout);
+				ret = ETIMEDOUT;
+				break;
+			}
+			if (!ask && (now - t0 >= qc_handoff_ns() ||
+				     nsleep >= TP_HANDOFF_SLEEPS)) {
+				/* Stop stealing: the owner's unlock sees W
+				 * (set below) and hands the lock to us. */
+				qa_write(&m->handoff, tid);
+				ask = true;
+			}
+		}
+		if (!(v & W)) {
+			if (!ask && now < spin_until) {
+				spins++;
+				qa_cpu_relax();
+				continue;
+			}
+			if (qa_cmpxchg(&m->val, v, v | W) != v)
+				continue;
+			v |= W;
+		}
+		if (now < spin_until) {
+			spins++;
+			qa_cpu_relax();
+			continue;
+		}
+		/* Sleep.  The fetch_add (full barrier) pairs with
+		 * top_sleeps() in the unlock: it sees us, or our wait
+		 * sees the word it changed. */
+		qa_fetch_add(&m->nval, 1u);
+		qc_event_inc(CLS, QC_EV_sleep);
+		qc_futex_wait(&m->val, v, abs, clk, CLS, QC_OP_LOCK);
+		qa_fetch_sub(&m->nval, 1u);
+		nsleep++;
+		iter = TP_CLOCK_EVERY - 1; /* check the deadline at once */
+		now = qc_now_ns();
+		spin_until = now + qc_owner_spin_ns();
+		changes = 0;
+	}
+	if (spins)
+		qc_event_add(CLS, QC_EV_spin, spins);
+	return ret;
+}
+
+static int lock_slow(qlock_tp_mutex_t *m, bool cond,
+		     const struct timespec *abs, clockid_t clk)
+{
+	uint32_t tid = tp_self_tid();
+	int err;
+
+	qc_event_inc(CLS, QC_EV_slowpath);
+	if (!cond && steal(m, tid)) {
+		qc_event_inc(CLS, QC_EV_steal);
+		return 0;
+	}
+	err = tp_serial_lock_ex(&m->serial, abs, clk, CLS, QC_OP_LOCK, NULL, 0,
+				cond ? 2u : 1u);
+	if (err) {
+		qc_event_inc(CLS, QC_EV_timeout);
+		return err;
+	}
+	err = top_waiter(m, tid, abs, clk);
+	tp_serial_unlock(&m->serial, CLS, QC_OP_LOCK);
+	return err;
+}
+
+QLOCK_API void qlock_tp_mutex_lock(qlock_tp_mutex_t *m)
+{
+	/* Acquire: pairs with the release of the previous owner's unlock. */
+	if (qa_likely(qa_cmpxchg_acquire(&m->val, 0u, tp_self_tid()) == 0))
+		return;
+	lock_slow(m, false, NULL, CLOCK_MONOTONIC);
+}
+
+void tp_mutex_lock_cond(qlock_tp_mutex_t *m)
+{
+	lock_slow(m, true, NULL, CLOCK_MONOTONIC);
+}
+
+QLOCK_API bool qlock_tp_mutex_trylock(qlock_tp_mutex_t *m)
+{
+	uint32_t tid = tp_self_tid();
+
+	if (qa_likely(qa_cmpxchg_acquire(&m->val, 0u, tid) == 0))
+		return true;
+	return steal(m, tid);
+}
+
+QLOCK_API int qlock_tp_mutex_timedlock(qlock_tp_mutex_t *m,
+				       const struct timespec *abs,
+				       clockid_t clk)
+{
+	int err = tp_check_deadline(abs, clk);
+
+	if (err)
+		return err;
+	if (qa_likely(qa_cmpxchg_acquire(&m->val, 0u, tp_self_tid()) == 0))
+		return 0;
+	return lock_slow(m, false, abs, clk);
+}
+
+static void unlock_slow(qlock_tp_mutex_t *m, uint32_t v)
+{
+	/* Claim a pending hand-off request (only the owner does this). */
+	uint32_t h = qa_xchg(&m->handoff, 0u);
+
+	if (h) {
+		/* Ownership goes straight to the top waiter.  The word is
+		 * ours (only W may be or-ed in, and it is set): cmpxchg
+		 * anyway.  Release pairs with the top waiter's acquire. */
+		while (qa_cmpxchg(&m->val, v, h) != v)
+			v = qa_read(&m->val);
+		qc_event_inc(CLS, QC_EV_handoff);
+	} else {
+		qa_xchg(&m->val, 0u); /* seq_cst: see top_sleeps() */
+	}
+	if (top_sleeps(m)) {
+		qc_event_inc(CLS, QC_EV_wake);
+		qc_futex_wake(&m->val, 1, CLS, QC_OP_UNLOCK);
+	}
+}
+
+QLOCK_API void qlock_tp_mutex_unlock(qlock_tp_mutex_t *m)
+{
+	uint32_t tid = tp_self_tid();
+
+	/* Release: pairs with the next owner's acquire. */
+	if (qa_likely(qa_cmpxchg_release(&m->val, tid, 0u) == tid))
+		return;
+	unlock_slow(m, tid | W);
+}
+
+QLOCK_API uint32_t qlock_tp_mutex_owner(const qlock_tp_mutex_t *m)
+{
+	return qa_read(&m->val) & TID_MASK;
+}

@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * TP futex reader-writer lock (the series' "support userspace reader/writer
+ * locks" and "Group readers together in wait queue"), kernel side in user
+ * space over FUTEX_WAIT/FUTEX_WAKE.  Shares the serial lock and policies
+ * of tp_mutex.c (read that file's header first).
+ *
+ * Word encoding (rw->val):
+ *	bit 31     W: WAITERS, set by the top waiter before it sleeps on the
+ *	           word or when it asks for a hand-off; stops new readers
+ *	           (writer preference) and sends unlocks to the slow path
+ *	bit 30     reserved (OWNER_DIED in the series)
+ *	bit 29     SH: SHARED, reader-owned; bits 0-23 count the readers
+ *	bit 28     SU: SHARED_UNLOCK, the last reader owns the release
+ *	bits 0-28  the writer's tid when SH is clear
+ *
+ * Transitions:
+ *	0            -> SH+1           reader fast path (cmpxchg, acquire)
+ *	SH+n         -> SH+n+1         reader fast path while no W/SU
+ *	SH+n(|W)     -> SH+n-1(|W)     read unlock (fetch_sub, release)
+ *	SH+0         -> 0              last reader, no W (cmpxchg, release)
+ *	SH+0|W       -> SH|W|SU        last reader with W: it alone finishes
+ *	SH|W|SU      -> 0 | grant      ... freeing or handing off, then wakes
+ *	0            -> tid            writer fast path (cmpxchg, acquire)
+ *	SH+0         -> tid            top waiter (writer) in the window
+ *	                               between the last decrement and the
+ *	                               last reader's cmpxchg (that then fails)
+ *	tid          -> 0              writer fast unlock (cmpxchg, release)
+ *	tid|W        -> 0 | grant      writer slow unlock, then wakes
+ *	owned        -> owned|W        top waiter (not while SU)
+ *	grant = the top waiter's tid (writer) or SH+1 (reader), written
+ *	        after claiming rw->handoff with xchg; W is dropped since the
+ *	        top waiter is the only thread that sleeps on the word.
+ *
+ * Other state: rw->serial (top waiter lock, tp_internal.h); rw->handoff
+ * (0, or the top waiter's tid | HO_READER for a reader); rw->nval (1 while
+ * the top waiter may sleep on val); rw->leader (reader group leader's tid
+ * | LEADER_ASLEEP while it sleeps) and rw->rosq (the group's OSQ).
+ *
+ * Reader grouping (seed 004, v4 16/20): the first reader that has to
+ * queue becomes the group leader and queues on the serial lock; later
+ * readers spin in the OSQ; its head retries the read lock while the leader
+ * is awake.  When the lock goes shared (the leader got it, or any reader)
+ * they take it one after another, each passing the OSQ head on.  A leader
+ * that sleeps disbands the group: the spinners queue alone.  Leader and
+ * spinners that got the lock count as read_group, readers that queued
+ * alone as read_alone (tp-rwlock-nogroup: all of them alone).
+ */
+#include "core/osq.h"
+#include "lock/tp_internal.h"
+#include "qlock/tp_rwlock.h"
+
+#define W    QLOCK_TP_RW_WAITERS
+#define SH   QLOCK_TP_RW_SHARED
+#define SU   QLOCK_TP_RW_SHARED_UNLOCK
+#define CNT  QLOCK_TP_RW_COUNT_MASK
+#define TIDM QLOCK_TP_RW_TID_MASK
+#define RSV  0x40000000u /* reserved bit 30 */
+#define CLS  QC_CLASS_tp_rwlock
+
+#define HO_READER     0x80000000u /* rw->handoff: request by a reader */
+#define LEADER_ASLEEP 0x80000000u /* rw->leader: the leader sleeps */
+#define TP_GROUP_SPIN_NS 200000u  /* longest spin of a group member */
+
+/* Reader grouping uses the OSQ of src/core/osq.c (0: build without it,
+ * tp-rwlock then behaves as tp-rwlock-nogroup). */
+#define TP_HAVE_OSQ 1
+
+/* ---- readers ---------------------------------------------------------- */
+
+/* Can a new reader join word v?  (No writer, no W, no SU.) */
+static inline bool reader_may_join(uint32_t v)
+{
+	return v == 0 || (v & (SH | SU | W | RSV)) == SH;
+}
+
+/* One read-lock attempt as a new arrival (fast path, steal, group). */
+static inline bool read_try(qlock_tp_rwlock_t *rw, bool check_handoff)
+{
+	uint32_t v = qa_read(&rw->val);
+
+	while (reader_may_join(v)) {
+		uint32_t n = v ? v + 1 : SH + 1;
+
+		if (check_handoff && qa_read(&rw->handoff))
+			return false;
+		/* Acquire: pairs with the release of the last unlock. */
+		if (qa_try_cmpxchg_acquire(&rw->val, &v, n))
+			return true;
+	}
+	return false;
+}
+
+QLOCK_API bool qlock_tp_rwlock_tryrdlock(qlock_tp_rwlock_t *rw)
+{
+	return read_try(rw, false);
+}
+
+/* ---- the top waiter (holds rw->serial) -------------------------------- */
+
+/* Writer: the word is free for us (0, only W, or readers just left). */
+static inline bool wr_free(uint32_t v)
+{
+	return (v & ~W) == 0 || (v & ~W) == SH;
+}
+
+static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
+		      const struct timespec *abs, clockid_t clk,
+		      uint32_t *asleep)
+{
+	enum qc_op op = reader ? QC_OP_RLOCK : QC_OP_LOCK;
+	uint64_t t0 = qc_now_ns(), now = t0, spin_until = t0;
+	uint32_t last = ~0u, changes = 0, nsleep = 0, iter = 0;
+	uint64_t spins = 0;
+	bool ask = false;
+
+	for (;;) {
+		uint32_t v = qa_read_acquire(&rw->val), n;
+
+		if (ask && qa_read_acquire(&rw->handoff) == 0) {
+			/* Claimed: wait for the grant (acquire pairs with
+			 * the unlocker's release). */
+			for (;; qa_cpu_relax()) {
+				v = qa_read_acquire(&rw->val);
+				if (reader ? (v & SH) && !(v & SU) && (v & CNT)
+					   : (v & (SH | TIDM)) == tid)
+					break;
+			}
+			break; /* the unlocker counted the hand-off */
+		}
+		if (reader ? v == 0 || (v & ~W) == 0 || ((v & SH) && !(v & SU))
+			   : wr_free(v)) {
+			/* W was ours (only the top waiter sets it): drop it. */
+			n = !reader ? tid : (v & SH) ? (v + 1) & ~W : SH + 1;
+			if (qa_cmpxchg_acquire(&rw->val, v, n) == v) {
+				if (ask)
+					qa_write(&rw->handoff, 0u);
+				break;
+			}
+			continue;
+		}
+		if (v & SU) { /* the last reader is releasing it */
+			qa_cpu_relax();
+			continue;
+		}
+		if (++iter % TP_CLOCK_EVERY == 0 || (v & ~W) != (last & ~W)) {
+			/* "Owner": the writer's tid, or the reader count. */
+			bool changed = (v & ~W) != (last & ~W);
+
+			now = qc_now_ns();
+			if (changed && changes++ < TP_MAX_OWNER_CHANGES)
+				spin_until = now + ((v & SH) ? TP_READER_SPIN_NS
+							     : qc_owner_spin_ns());
+			last = v;
+			if (tp_timed_out(abs, clk)) {
+				uint32_t me = tid | (reader ? HO_READER : 0);
+
+				if (ask && qa_cmpxchg(&rw->handoff, me, 0u) != me)
+					continue; /* claimed: take the grant */
+				qc_event_inc(CLS, QC_EV_timeout);
+				if (spins)
+					qc_event_add(CLS, QC_EV_spin, spins);
+				return ETIMEDOUT;
+			}
+			if (!ask && (now - t0 >= qc_handoff_ns() ||
+				     nsleep >= TP_HANDOFF_SLEEPS)) {
+				qa_write(&rw->handoff,
+					 tid | (reader ? HO_READER : 0));
+				ask = true;
+			}
+		}
+		if (!(v & W)) {
+			if (!ask && now < spin_until) {
+				spins++;
+				qa_cpu_relax();
+				continue;
+			}
+			if (qa_cmpxchg(&rw->val, v, v | W) != v)
+				continue;
+			v |= W;
+		}
+		if (now < spin_until) {
+			spins++;
+			qa_cpu_relax();
+			continue;
+		}
+		/* Sleep; the fetch_add pairs with the unlocker's fenced read
+		 * of nval (tp_mutex.c, top_sleeps()). */
+		qa_fetch_add(&rw->nval, 1u);
+		if (asleep)
+			qa_fetch_or(asleep, LEADER_ASLEEP);
+		qc_event_inc(CLS, QC_EV_sleep);
+		qc_futex_wait(&rw->val, v, abs, clk, CLS, op);
+		if (asleep)
+			qa_fetch_andnot(asleep, LEADER_ASLEEP);
+		qa_fetch_sub(&rw->nval, 1u);
+		nsleep++;
+		iter = TP_CLOCK_EVERY - 1;
+		now = qc_now_ns();
+		spin_until = now + qc_owner_spin_ns();
+		changes = 0;
+	}
+	if (spins)
+		qc_event_add(CLS, QC_EV_spin, spins);
+	return 0;
+}
+
+/* ---- reader slow path ------------------------------------------------- */
+
+/*
+ * Spin as a member of the reader group (see the top).  Returns 1 with the
+ * read lock, 0 to queue (*leader set when this reader leads a group).
+ */
+static int group_spin(qlock_tp_rwlock_t *rw, uint32_t tid,
+		      const struct timespec *abs, clockid_t clk, bool *leader)
+{
+	struct qc_osq *osq = (struct qc_osq *)&rw->rosq;
+	uint64_t until = qc_now_ns() + TP_GROUP_SPIN_NS;
+	uint32_t l = qa_read(&rw->leader), iter = 0;
+	int ret = 0;
+
+	if (l == 0 && qa_cmpxchg(&rw->leader, 0u, tid) == 0) {
+		*leader = true;
+		return 0;
+	}
+#if !TP_HAVE_OSQ
+	(void)osq; (void)abs; (void)clk; (void)iter; (void)ret; (void)until;
+	return 0;
+#else
+	if ((l & LEADER_ASLEEP) || !qc_osq_lock(osq, until))
+		return 0;
+	for (;; qa_cpu_relax()) {
+		if (read_try(rw, true)) {
+			ret = 1;
+			break;
+		}
+		l = qa_read(&rw->leader);
+		if (l == 0) {
+			if (qa_cmpxchg(&rw->leader, 0u, tid) == 0) {
+				*leader = true;
+				break;
+			}
+			continue;
+		}
+		if (l & LEADER_ASLEEP)
+			break; /* disbanded: queue alone */
+		if (++iter % TP_CLOCK_EVERY == 0 &&
+		    (qc_now_ns() >= until || tp_timed_out(abs, clk)))
+			break;
+	}
+	qc_osq_unlock(osq);
+	return ret;
+#endif
+}
+
+int tp_rwlock_rdlock_common(qlock_tp_rwlock_t *rw, bool group,
+			    const struct timespec *abs, clockid_t clk)
+{
+	uint32_t tid = tp_self_tid();
+	bool leader = false;
+	uint32_t *asleep;
+	int err;
+
+	qc_event_inc(CLS, QC_EV_slowpath);
+	if (read_try(rw, true)) {
+		qc_event_inc(CLS, QC_EV_steal);
+		return 0;
+	}
+	if (group && group_spin(rw, tid, abs, clk, &leader)) {
+		qc_event_inc(CLS, QC_EV_read_group);
+		return 0;
+	}
+	asleep = leader ? &rw->leader : NULL;
+	err = tp_serial_lock(&rw->serial, abs, clk, CLS, QC_OP_RLOCK,
+			     asleep, LEADER_ASLEEP);
+	if (!err) {
+		err = top_waiter(rw, tid, true, abs, clk, asleep);
+		/* The lock is shared now (or we gave up): the group's
+		 * spinners take it, or the next of them leads. */
+		if (leader)
+			qa_write(&rw->leader, 0u);
+		tp_serial_unlock(&rw->serial, CLS, QC_OP_RLOCK);
+	} else {
+		qc_event_inc(CLS, QC_EV_timeout);
+		if (leader)
+			qa_write(&rw->leader, 0u);
+	}
+	if (!err)
+		qc_event_inc(CLS, leader ? QC_EV_read_group : QC_EV_read_alone);
+	return err;
+}
+
+QLOCK_API void qlock_tp_rwlock_rdlock(qlock_tp_rwlock_t *rw)
+{
+	uint32_t v = qa_read(&rw->val);
+
+	if (qa_likely(reader_may_join(v) &&
+		      qa_cmpxchg_acquire(&rw->val, v, v ? v + 1 : SH + 1) == v))
+		return;
+	tp_rwlock_rdlock_common(rw, true, NULL, CLOCK_MONOTONIC);
+}
+
+QLOCK_API int qlock_tp_rwlock_timedrdlock(qlock_tp_rwlock_t *rw,
+					  const struct timespec *abs,
+					  clockid_t clk)
+{
+	int err = tp_check_deadline(abs, clk);
+
+	if (err)
+		return err;
+	if (read_try(rw, false))
+		return 0;
+	return tp_rwlock_rdlock_common(rw, true, abs, clk);
+}
+
+/* ---- unlocks ---------------------------------------------------------- */
+
+/* Wake the top waiter if it may sleep on the word (see tp_mutex.c). */
+static void wake_top(qlock_tp_rwlock_t *rw, enum qc_op op)
+{
+	/* seq_cst read after our seq_cst word update (tp_mutex.c) */
+	if (qa_fetch_add(&rw->nval, 0u)) {
+		qc_event_inc(CLS, QC_EV_wake);
+		qc_futex_wake(&rw->val, 1, CLS, op);
+	}
+}
+
+/*
+ * Release the word `v` that only we may change (writer's tid|W, or the
+ * last reader's SH|W|SU): hand it to the top waiter if it asked, else free
+ * it; then wake the top waiter.
+ */
+static void release_slow(qlock_tp_rwlock_t *rw, uint32_t v, enum qc_op op)
+{
+	uint32_t h = qa_xchg(&rw->handoff, 0u);
+	uint32_t n = 0;
+
+	if (h) {
+		n = (h & HO_READER) ? SH + 1 : (h & TIDM);
+		qc_event_inc(CLS, QC_EV_handoff);
+	}
+	/* Release: pairs with the next owner's acquire.  Only W can be
+	 * or-ed in meanwhile, and it is set already: cmpxchg anyway. */
+	while (qa_cmpxchg(&rw->val, v, n) != v) /* seq_cst, see wake_top */
+		v = qa_read(&rw->val);
+	wake_top(rw, op);
+}
+
+QLOCK_API void qlock_tp_rwlock_rdunlock(qlock_tp_rwlock_t *rw)
+{
+	/* Release: our critical section before the count drop; the last
+	 * reader's later RMWs continue the release sequence. */
+	uint32_t v = qa_sub_return_release(&rw->val, 1u);
+
+	for (;;) {
+		if (qa_likely((v & CNT) != 0) || !(v & SH) || (v & SU))
+			return; /* not last, or a writer took it already */
+		if (v & W) {
+			/* Settle the last-reader race: one thread sets SU
+			 * and finishes the release. */
+			if (qa_cmpxchg(&rw->val, v, v | SU) == v) {
+				release_slow(rw, v | SU, QC_OP_RUNLOCK);
+				return;
+			}
+		} else if (qa_cmpxchg_release(&rw->val, v, 0u) == v) {
+			return;
+		}
+		v = qa_read(&rw->val);
+	}
+}
+
+/* ---- writers ---------------------------------------------------------- */
+
+static int wr_slow(qlock_tp_rwlock_t *rw, const struct timespec *abs,
+		   clockid_t clk)
+{
+	uint32_t tid = tp_self_tid();
+	uint32_t v = qa_read(&rw->val);
+	int err;
+
+	qc_event_inc(CLS, QC_EV_slowpath);
+	if (!qa_read(&rw->handoff) && ((v & ~W) == 0 || v == SH) &&
+	    qa_cmpxchg_acquire(&rw->val, v, tid | (v & W)) == v) {
+		qc_event_inc(CLS, QC_EV_steal);
+		return 0;
+	}
+	err = tp_serial_lock(&rw->serial, abs, clk, CLS, QC_OP_LOCK, NULL, 0);
+	if (err) {
+		qc_event_inc(CLS, QC_EV_timeout);
+		return err;
+	}
+	err = top_waiter(rw, tid, false, abs, clk, NULL);
+	tp_serial_unlock(&rw->serial, CLS, QC_OP_LOCK);
+	return err;
+}
+
+QLOCK_API void qlock_tp_rwlock_wrlock(qlock_tp_rwlock_t *rw)
+{
+	if (qa_likely(qa_cmpxchg_acquire(&rw->val, 0u, tp_self_tid()) == 0))
+		return;
+	wr_slow(rw, NULL, CLOCK_MONOTONIC);
+}
+
+QLOCK_API bool qlock_tp_rwlock_trywrlock(qlock_tp_rwlock_t *rw)
+{
+	uint32_t tid = tp_self_tid();
+	uint32_t v = qa_read(&rw->val);
+
+	if (v != 0 && v != SH)
+		return false;
+	return qa_cmpxchg_acquire(&rw->val, v, tid) == v;
+}
+
+QLOCK_API int qlock_tp_rwlock_timedwrlock(qlock_tp_rwlock_t *rw,
+					  const struct timespec *abs,
+					  clockid_t clk)
+{
+	int err = tp_check_deadline(abs, clk);
+
+	if (err)
+		return err;
+	if (qa_likely(qa_cmpxchg_acquire(&rw->val, 0u, tp_self_tid()) == 0))
+		return 0;
+	return wr_slow(rw, abs, clk);
+}
+
+QLOCK_API void qlock_tp_rwlock_wrunlock(qlock_tp_rwlock_t *rw)
+{
+	uint32_t tid = tp_self_tid();
+
+	if (qa_likely(qa_cmpxchg_release(&rw->val, tid, 0u) == tid))
+		return;
+	release_slow(rw, tid | W, QC_OP_UNLOCK);
+}
+
+QLOCK_API uint32_t qlock_tp_rwlock_writer(const qlock_tp_rwlock_t *rw)
+{
+	uint32_t v = qa_read(&rw->val);
+
+	return (v & SH) ? 0 : v & TIDM;
+}
+
+QLOCK_API uint32_t qlock_tp_rwlock_readers(const qlock_tp_rwlock_t *rw)
+{
+	uint32_t v = qa_read(&rw->val);
+
+	return (v & SH) ? v & CNT : 0;
+}

@@ -3,9 +3,12 @@
  * qspinlock: a signal handler takes lock B while its thread is queued on
  * lock A (the kernel's nesting levels: the handler queues with node 1).
  *
- * 1. Deterministic: main holds A and B; workers queue on A; a B-only
- *    thread takes B's pending; each worker is signalled and its handler
- *    queues on B.  We watch B's tail name a level-1 node, then let go.
+ * 1. Deterministic: main holds A and B; workers queue on A (we wait until
+ *    A's tail names one); two B-only threads contend for B until B has a
+ *    queue (so no handler can take B's pending instead); each worker is
+ *    signalled and its handler queues on B: the one we know is queued on
+ *    A must use a nesting-level-1 node (event lock_use_node2, counted
+ *    when the node is claimed).  We wait for that event, then let go.
  * 2. Stress: workers loop on A while a signaller rains SIGUSR1 on them;
  *    the handler takes and releases B, which a normal thread also loops
  *    on.  Both locks' critical sections check mutual exclusion.
@@ -86,7 +89,7 @@ static void wait_tail(qlock_spinlock_t *l, int idx)
 static void nesting_once(void)
 {
 	enum { W = 3 };
-	pthread_t w[W], bt;
+	pthread_t w[W], bts[2];
 	struct qc_class_stats st;
 
 	a_count = b_count = 0;
@@ -97,23 +100,27 @@ static void nesting_once(void)
 	for (int i = 0; i < W; i++)
 		assert(!pthread_create(&w[i], NULL, a_once, NULL));
 	wait_tail(A, 0);  /* at least one worker queued on A */
-	assert(!pthread_create(&bt, NULL, b_once, NULL));
-	/* Let the workers queue up behind A (one may hold pending). */
-	for (int i = 0; i < 2000; i++)
-		sched_yield();
+	for (int i = 0; i < 2; i++)
+		assert(!pthread_create(&bts[i], NULL, b_once, NULL));
+	wait_tail(B, -1); /* B has a queue: it stays while we hold B */
 	for (int i = 0; i < W; i++)
 		assert(!pthread_kill(w[i], SIGUSR1));
-	/* Some handler queued on B with a nesting-level-1 node, or took B's
-	 * pending, whichever it met first: wait for a level-1 tail. */
-	wait_tail(B, 1);
+	/* The worker queued on A (it stays queued: we hold A) runs its
+	 * handler with its level-0 node in use, so it queues on B (held by
+	 * us) with a level-1 node. */
+	do {
+		sched_yield();
+		qc_stats_read(QC_CLASS_qspinlock, &st);
+	} while (!st.ev[QC_EV_lock_use_node2]);
 	lk->unlock(B);
 	while (qa_read(&handlers_done) < W)
 		sched_yield();
 	lk->unlock(A);
 	for (int i = 0; i < W; i++)
 		assert(!pthread_join(w[i], NULL));
-	assert(!pthread_join(bt, NULL));
-	assert(a_count == W && b_count == W + 1);
+	for (int i = 0; i < 2; i++)
+		assert(!pthread_join(bts[i], NULL));
+	assert(a_count == W && b_count == W + 2);
 	qc_stats_read(QC_CLASS_qspinlock, &st);
 	assert(st.ev[QC_EV_lock_use_node2] >= 1);
 }

@@ -8,6 +8,7 @@
 /* One line per lock family (see lockreg.h). */
 extern const struct lr_lock lr_baseline[];
 extern const struct lr_lock lr_qspinlock[];
+extern const struct lr_lock lr_qrwlock[];
 extern const struct lr_lock lr_tp[];
 #ifdef QLOCK_HAVE_CK
 extern const struct lr_lock lr_ck[];
@@ -16,6 +17,7 @@ extern const struct lr_lock lr_ck[];
 static const struct lr_lock *const families[] = {
 	lr_baseline,
 	lr_qspinlock,
+	lr_qrwlock,
 	lr_tp,
 #ifdef QLOCK_HAVE_CK
 	lr_ck,

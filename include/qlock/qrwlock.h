@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qlock_rwlock_t: the Linux kernel's queued reader-writer lock (qrwlock)
+ * in user space.
+ *
+ * 8 bytes, zero-initialised: a 32-bit count word (writer byte, writer
+ * waiting bit, reader count) and a qlock spinlock (qlock/qspinlock.h)
+ * that queues the slow paths of readers and writers in arrival order.
+ *
+ *	static qlock_rwlock_t lock = QLOCK_RWLOCK_INIT;
+ *	qlock_read_lock(&lock);  ...  qlock_read_unlock(&lock);
+ *	qlock_write_lock(&lock); ...  qlock_write_unlock(&lock);
+ *
+ * Fair: a waiting writer stops new readers, and queued readers and
+ * writers are served in queue order, so neither side starves the other.
+ * Waiters spin for a bounded time and then sleep on a futex (see
+ * qlock_tune_set()), so throughput does not collapse when threads
+ * outnumber CPUs.  Not recursive: a thread that holds a read lock and
+ * takes it again can deadlock behind a waiting writer (as in the kernel
+ * outside interrupt context).  See docs/qrwlock.md.
+ */
+#ifndef QLOCK_QRWLOCK_H
+#define QLOCK_QRWLOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "qlock/qlock.h"
+#include "qlock/qspinlock.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qlock_rwlock {
+	uint32_t cnts;              /* count word; only the library touches it */
+	qlock_spinlock_t wait_lock; /* queue of the slow paths */
+} qlock_rwlock_t;
+
+#define QLOCK_RWLOCK_INIT { 0, QLOCK_SPINLOCK_INIT }
+
+static inline void qlock_rwlock_init(qlock_rwlock_t *lock)
+{
+	lock->cnts = 0;
+	qlock_spin_init(&lock->wait_lock);
+}
+
+QLOCK_API void qlock_read_lock(qlock_rwlock_t *lock);
+/* true when taken; fails while a writer holds or waits (and, rarely,
+ * when a writer takes the lock between its check and its increment). */
+QLOCK_API bool qlock_read_trylock(qlock_rwlock_t *lock);
+QLOCK_API void qlock_read_unlock(qlock_rwlock_t *lock);
+
+QLOCK_API void qlock_write_lock(qlock_rwlock_t *lock);
+/* true when taken; fails while anybody holds the lock or a writer waits. */
+QLOCK_API bool qlock_write_trylock(qlock_rwlock_t *lock);
+QLOCK_API void qlock_write_unlock(qlock_rwlock_t *lock);
+
+/* true while some thread waits in the queue (a hint, as the kernel's
+ * rwlock_is_contended()). */
+QLOCK_API bool qlock_rwlock_is_contended(qlock_rwlock_t *lock);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QLOCK_QRWLOCK_H */

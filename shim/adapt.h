@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pthread shim's adapter layer: one small set of operations per lock
+ * algorithm, so the pthread entry points (qlock_pthread.c) do not care
+ * which qlock lock sits inside the caller's pthread object.
+ *
+ * Mutex algorithms work on the 4-byte word at offset 0 of pthread_mutex_t
+ * (glibc's __lock).  Rwlock algorithms work on up to SHIM_RW_BYTES bytes
+ * at offset 0 of pthread_rwlock_t (glibc's __readers .. __pad4).  Every
+ * algorithm must accept all-zero storage as "unlocked".
+ *
+ * Timed operations receive a deadline already checked for a valid clock
+ * (CLOCK_REALTIME or CLOCK_MONOTONIC) and a valid tv_nsec; tv_sec may be
+ * negative (= already passed).  They return 0 or ETIMEDOUT.  Algorithms
+ * without a native timed path poll: trylock, back off, look at the clock.
+ *
+ * Which algorithms are compiled in is decided by shim/CMakeLists.txt
+ * (SHIM_WITH_* definitions), so the shim keeps building while the lock
+ * headers land one after another.
+ */
+#ifndef QLOCK_SHIM_ADAPT_H
+#define QLOCK_SHIM_ADAPT_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "core/atomic.h"
+#include "core/futex.h"
+#include "qlock/qspinlock.h"
+#ifdef SHIM_WITH_TP
+#include "qlock/tp_mutex.h"
+#include "qlock/tp_rwlock.h"
+#endif
+#ifdef SHIM_WITH_QRWLOCK
+#include "qlock/qrwlock.h"
+#endif
+#ifdef SHIM_WITH_RWSEM
+#include "qlock/rwsem.h"
+#endif
+
+/* Bytes of pthread_mutex_t a mutex algorithm may use (offset 0..15). */
+#define SHIM_MUTEX_BYTES 16
+/* Bytes of pthread_rwlock_t an rwlock algorithm may use (offset 0..23),
+ * plus the TP rwlock's 8 bytes of padding (24..31, never written, so
+ * they stay 0 over glibc's __cur_writer and __shared). */
+#define SHIM_RW_BYTES 24
+
+_Static_assert(sizeof(qlock_spinlock_t) <= SHIM_MUTEX_BYTES, "qspinlock size");
+#ifdef SHIM_WITH_TP
+_Static_assert(sizeof(qlock_tp_mutex_t) <= SHIM_MUTEX_BYTES, "tp mutex size");
+_Static_assert(sizeof(qlock_tp_rwlock_t) == 32 &&
+	       offsetof(qlock_tp_rwlock_t, pad) == SHIM_RW_BYTES,
+	       "tp rwlock: only its padding may lie past SHIM_RW_BYTES");
+#endif
+#ifdef SHIM_WITH_QRWLOCK
+_Static_assert(sizeof(qlock_rwlock_t) <= SHIM_RW_BYTES, "qrwlock size");
+#endif
+
+enum shim_malg { MALG_GLIBC, MALG_QSPINLOCK, MALG_TP, MALG_NR };
+enum shim_ralg { RALG_GLIBC, RALG_QRWLOCK, RALG_RWSEM, RALG_TP, RALG_NR };
+enum shim_salg { SALG_GLIBC, SALG_QSPINLOCK, SALG_NR };
+
+extern enum shim_malg shim_malg;
+extern enum shim_ralg shim_ralg;
+extern enum shim_salg shim_salg;
+
+/* ---- polling timed lock, for algorithms without a native one --------- */
+
+static inline bool shim_deadline_passed(clockid_t clk,
+					const struct timespec *abs)
+{
+	if (abs->tv_sec < 0)
+		return true;
+	return qc_deadline_passed(abs, clk);
+}
+
+/* Back off: spin a little, then sleep for a growing slice, never past the
+ * deadline.  `round` counts the caller's failed attempts. */
+static inline void shim_poll_backoff(unsigned round, clockid_t clk,
+				     const struct timespec *abs)
+{
+	if (round < 16) {
+		for (unsigned i = 0; i < (8u << (round / 4)); i++)
+			qa_cpu_relax();
+		return;
+	}
+	long ns = 1000L << ((round - 16) < 10 ? (round - 16) : 10); /* <= ~1 ms */
+	struct timespec now, until;
+
+	clock_gettime(clk, &now);
+	until.tv_sec = now.tv_sec;
+	until.tv_nsec = now.tv_nsec + ns;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	if (until.tv_sec > abs->tv_sec ||
+	    (until.tv_sec == abs->tv_sec && until.tv_nsec > abs->tv_nsec))
+		until = *abs;
+	/* Not a cancellation point issue: clock_nanosleep is one, but so are
+	 * none of the lock calls we implement; glibc's timedlock is not a
+	 * cancellation point either, so a pending cancel is not acted on
+	 * here (only EINTR is possible, which just means "poll again"). */
+	(void)clock_nanosleep(clk, TIMER_ABSTIME, &until, NULL);
+}
+
+#define SHIM_POLL_TIMED(trycall, clk, abs) __extension__({              \
+	int shim__r = 0;                                                 \
+	for (unsigned shim__i = 0;; shim__i++) {                         \
+		if (trycall)                                             \
+			break;                                           \
+		if (shim_deadline_passed((clk), (abs))) {                \
+			shim__r = ETIMEDOUT;                             \
+			break;                                           \
+		}                                                        \
+		shim_poll_backoff(shim__i, (clk), (abs));                \
+	}                                                                \
+	shim__r;                                                         \
+})
+
+/* ---- mutex algorithms ------------------------------------------------ */
+
+static inline void ma_lock(uint32_t *w)
+{
+	switch (shim_malg) {
+#ifdef SHIM_WITH_TP
+	case MALG_TP:
+		qlock_tp_mutex_lock((qlock_tp_mutex_t *)w);
+		return;
+#endif
+	default:
+		qlock_spin_lock((qlock_spinlock_t *)w);
+		return;
+	}
+}
+
+static inline bool ma_trylock(uint32_t *w)
+{
+	switch (shim_malg) {
+#ifdef SHIM_WITH_TP
+	case MALG_TP:
+		return qlock_tp_mutex_trylock((qlock_tp_mutex_t *)w);
+#endif
+	default:
+		return qlock_spin_trylock((qlock_spinlock_t *)w);
+	}
+}
+
+static inline int ma_timedlock(uint32_t *w, clockid_t clk,
+			       const struct timespec *abs)
+{
+	switch (shim_malg) {
+#ifdef SHIM_WITH_TP
+	case MALG_TP:
+		if (abs->tv_sec < 0)
+			return qlock_tp_mutex_trylock((qlock_tp_mutex_t *)w) ? 0 : ETIMEDOUT;
+		return qlock_tp_mutex_timedlock((qlock_tp_mutex_t *)w, abs, clk);
+#endif
+	default:
+		return SHIM_POLL_TIMED(
+			qlock_spin_trylock((qlock_spinlock_t *)w), clk, abs);
+	}
+}
+
+static inline void ma_unlock(uint32_t *w)
+{
+	switch (shim_malg) {
+#ifdef SHIM_WITH_TP
+	case MALG_TP:
+		qlock_tp_mutex_unlock((qlock_tp_mutex_t *)w);
+		return;
+#endif
+	default:
+		qlock_spin_unlock((qlock_spinlock_t *)w);
+		return;
+	}
+}
+
+static inline bool ma_is_locked(uint32_t *w)
+{
+	/* Every mutex algorithm keeps its lock word first, 0 = free. */
+	return qa_read_acquire(w) != 0;
+}
+
+/* ---- rwlock algorithms ----------------------------------------------- */
+
+static inline void ra_rdlock(void *s)
+{
+	switch (shim_ralg) {
+#ifdef SHIM_WITH_QRWLOCK
+	case RALG_QRWLOCK:
+		qlock_read_lock((qlock_rwlock_t *)s);
+		return;
+#endif
+#ifdef SHIM_WITH_RWSEM
+	case RALG_RWSEM:
+		qlock_down_read((qlock_rwsem_t *)s);
+		return;
+#endif
+#ifdef SHIM_WITH_TP
+	case RALG_TP:
+		qlock_tp_rwlock_rdlock((qlock_tp_rwlock_t *)s);
+		return;
+#endif
+	default:
+		(void)s;
+		abort(); /* unreachable: RALG_GLIBC never gets here */
+	}
+}
+
+static inline bool ra_tryrdlock(void *s)
+{
+	switch (shim_ralg) {
+#ifdef SHIM_WITH_QRWLOCK
+	case RALG_QRWLOCK:
+		return qlock_read_trylock((qlock_rwlock_t *)s);
+#endif
+#ifdef SHIM_WITH_RWSEM
+	case RALG_RWSEM:
+		return qlock_down_read_trylock((qlock_rwsem_t *)s);
+#endif
+#ifdef SHIM_WITH_TP
+	case RALG_TP:
+		return qlock_tp_rwlock_tryrdlock((qlock_tp_rwlock_t *)s);
+#endif
+	default:
+		(void)s;
+		return false;
+	}
+}
+
+static inline int ra_timedrdlock(void *s, clockid_t clk,
+				 const struct timespec *abs)
+{
+	switch (shim_ralg) {
+#ifdef SHIM_WITH_RWSEM
+	case RALG_RWSEM:
+		if (abs->tv_sec < 0)
+			return qlock_down_read_trylock((qlock_rwsem_t *)s) ? 0 : ETIMEDOUT;
+		return qlock_down_read_timed((qlock_rwsem_t *)s, abs, clk);
+#endif
+#ifdef SHIM_WITH_TP
+	case RALG_TP:
+		if (abs->tv_sec < 0)
+			return qlock_tp_rwlock_tryrdlock((qlock_tp_rwlock_t *)s) ? 0 : ETIMEDOUT;
+		return qlock_tp_rwlock_timedrdlock((qlock_tp_rwlock_t *)s, abs, clk);
+#endif
+	default:
+		return SHIM_POLL_TIMED(ra_tryrdlock(s), clk, abs);
+	}
+}
+
+static inline void ra_rdunlock(void *s)
+{
+	switch (shim_ralg) {
+#ifdef SHIM_WITH_QRWLOCK
+	case RALG_QRWLOCK:
+		qlock_read_unlock((qlock_rwlock_t *)s);
+		return;
+#endif
+#ifdef SHIM_WITH_RWSEM
+	case RALG_RWSEM:
+		qlock_up_read((qlock_rwsem_t *)s);
+		return;
+#endif
+#ifdef SHIM_WITH_TP
+	case RALG_TP:
+		qlock_tp_rwlock_rdunlock((qlock_tp_rwlock_t *)s);
+		return;
+#endif
+	default:
+		(void)s;
+		return;
+	}
+}
+
+static inline void ra_wrlock(void *s)
+{
+	switch (shim_ralg) {
+#ifdef SHIM_WITH_QRWLOCK
+	case RALG_QRWLOCK:
+		qlock_write_lock((qlock_rwlock_t *)s);
+		return;
+#endif
+#ifdef SHIM_WITH_RWSEM
+	case RALG_RWSEM:
+		qlock_down_write((qlock_rwsem_t *)s);
+		return;
+#endif
+#ifdef SHIM_WITH_TP
+	case RALG_TP:
+		qlock_tp_rwlock_wrlock((qlock_tp_rwlock_t *)s);
+		return;
+#endif
+	default:
+		(void)s;
+		abort();
+	}
+}
+
+static inline bool ra_trywrlock(void *s)
+{
+	switch (shim_ralg) {
+#ifdef SHIM_WITH_QRWLOCK
+	case RALG_QRWLOCK:
+		return qlock_write_trylock((qlock_rwlock_t *)s);
+#endif
+#ifdef SHIM_WITH_RWSEM
+	case RALG_RWSEM:
+		return qlock_down_write_trylock((qlock_rwsem_t *)s);
+#endif
+#ifdef SHIM_WITH_TP
+	case RALG_TP:
+		return qlock_tp_rwlock_trywrlock((qlock_tp_rwlock_t *)s);
+#endif
+	default:
+		(void)s;
+		return false;
+	}
+}
+
+static inline int ra_timedwrlock(void *s, clockid_t clk,
+				 const struct timespec *abs)
+{
+	switch (shim_ralg) {
+#ifdef SHIM_WITH_RWSEM
+	case RALG_RWSEM:
+		if (abs->tv_sec < 0)
+			return qlock_down_write_trylock((qlock_rwsem_t *)s) ? 0 : ETIMEDOUT;
+		return qlock_down_write_timed((qlock_rwsem_t *)s, abs, clk);
+#endif
+#ifdef SHIM_WITH_TP
+	case RALG_TP:
+		if (abs->tv_sec < 0)
+			return qlock_tp_rwlock_trywrlock((qlock_tp_rwlock_t *)s) ? 0 : ETIMEDOUT;
+		return qlock_tp_rwlock_timedwrlock((qlock_tp_rwlock_t *)s, abs, clk);
+#endif
+	default:
+		return SHIM_POLL_TIMED(ra_trywrlock(s), clk, abs);
+	}
+}
+
+static inline void ra_wrunlock(void *s)
+{
+	switch (shim_ralg) {
+#ifdef SHIM_WITH_QRWLOCK
+	case RALG_QRWLOCK:
+		qlock_write_unlock((qlock_rwlock_t *)s);
+		return;
+#endif
+#ifdef SHIM_WITH_RWSEM
+	case RALG_RWSEM:
+		qlock_up_write((qlock_rwsem_t *)s);
+		return;
+#endif
+#ifdef SHIM_WITH_TP
+	case RALG_TP:
+		qlock_tp_rwlock_wrunlock((qlock_tp_rwlock_t *)s);
+		return;
+#endif
+	default:
+		(void)s;
+		return;
+	}
+}
+
+#endif /* QLOCK_SHIM_ADAPT_H */

@@ -187,14 +187,25 @@ static bool lb_any_readers(const struct lb_experiment *e)
 	return false;
 }
 
-/* Seeds 000-003: Threads | lockA | lockB | % change. */
+/*
+ * Seeds 000-003: Threads | lockA | lockB | % change [| more locks ...].
+ * With two locks the change is the other lock against the baseline; with
+ * more, the seed's "after" (second column) against its "before" (first),
+ * and the other locks follow for scale (their ratios in the next table).
+ */
+static size_t lb_primary_col(size_t l)
+{
+	return l < 2 ? l + 1 : l + 2;
+}
+
 static void lb_print_primary(FILE *f, const struct lb_results *r)
 {
 	const struct lb_experiment *e = r->e;
 	lb_figure_fn fig = lb_primary_fn(e->p.workload);
 	size_t b = lb_base_index(e);
 	bool two = e->nlocks == 2;
-	size_t other = b == 0 ? 1 : 0;
+	bool change = e->nlocks >= 2;
+	size_t from = two ? b : 0, to = two ? (b == 0 ? 1 : 0) : 1;
 	struct lb_table *t = calloc(1, sizeof(*t));
 
 	if (!t)
@@ -205,18 +216,20 @@ static void lb_print_primary(FILE *f, const struct lb_results *r)
 		lb_higher_is_better(e->p.workload) ? "higher" : "lower");
 	lb_cellf(t, 0, 0, "Threads");
 	for (size_t l = 0; l < e->nlocks; l++)
-		lb_cellf(t, 0, l + 1, "%s", lb_col_name(e, l));
-	if (two)
-		lb_cellf(t, 0, 3, "%% change (%s vs %s)", lb_col_name(e, other),
-			 lb_col_name(e, b));
+		lb_cellf(t, 0, change ? lb_primary_col(l) : l + 1, "%s",
+			 lb_col_name(e, l));
+	if (change)
+		lb_cellf(t, 0, 3, "%% change (%s vs %s)", lb_col_name(e, to),
+			 lb_col_name(e, from));
 	for (size_t th = 0; th < e->nthreads; th++) {
 		lb_cellf(t, th + 1, 0, "%u", e->threads[th]);
 		for (size_t l = 0; l < e->nlocks; l++)
-			lb_cell_spread(t, th + 1, l + 1,
+			lb_cell_spread(t, th + 1,
+				       change ? lb_primary_col(l) : l + 1,
 				       lb_summary_figure(r, l, th, fig));
-		if (two)
+		if (change)
 			lb_cell_change(t, th + 1, 3,
-				       lb_summary_ratio(r, other, b, th, fig));
+				       lb_summary_ratio(r, to, from, th, fig));
 	}
 	lb_table_print(f, t);
 	free(t);

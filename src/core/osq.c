@@ -43,6 +43,11 @@
  * short waits (a neighbour between two of its stores) yield the CPU after
  * a while so an oversubscribed machine lets the neighbour run.
  *
+ * A queued spinner also yields the CPU every OSQ_YIELD_AFTER spins: on an
+ * oversubscribed machine the thread that will hand the queue over may be
+ * preempted, and spinning out a whole time slice per hand-over would make
+ * the queue crawl (the kernel's spinners are never preempted).
+ *
  * Giving up: a user thread cannot see whether the spinner ahead of it (or
  * the lock owner) is on a CPU, which is what the kernel's osq_lock polls
  * (need_resched(), vcpu_is_preempted()).  Here a queued spinner gives up
@@ -177,8 +182,13 @@ bool qc_osq_lock(struct qc_osq *osq, uint64_t deadline_ns)
 	for (;;) {
 		if (qa_read_acquire(&node->locked))
 			return true;
-		qa_cpu_relax();
-		if (++spins % OSQ_CLOCK_EVERY == 0 && qc_now_ns() >= deadline_ns)
+		/*
+		 * The head (or whoever hands over to us) may have been
+		 * preempted: yield now and then, or an oversubscribed queue of
+		 * patient spinners burns a time slice per hand-over.
+		 */
+		osq_relax(&spins);
+		if (spins % OSQ_CLOCK_EVERY == 0 && qc_now_ns() >= deadline_ns)
 			break;
 	}
 

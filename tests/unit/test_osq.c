@@ -8,12 +8,11 @@
  *  - an abort in the middle: A (no deadline) queues, B and C (short
  *    deadlines) queue behind it and give up; main's unlock must reach A
  *    (no lost hand-off through the unqueued nodes);
- *  - stress: 4 threads (oversubscribed on 2 CPUs), half with no deadline
- *    (must always get the OSQ), half with deadlines of 0-20 us; holders
- *    update plain data and check they are alone; counts add up at the
- *    end.  More patient spinners than CPUs would make the test crawl,
- *    not fail: an OSQ hands over to a spinner that may not be running,
- *    which is why its users always pass a short deadline;
+ *  - stress: 16 threads (oversubscribed on 2 CPUs), half with no
+ *    deadline (must always get the OSQ), half with deadlines of 0-20 us;
+ *    holders update plain data and check they are alone; counts add up at
+ *    the end.  Queued spinners yield now and then, so even a queue of
+ *    patient spinners longer than the CPU count keeps moving;
  *  - a thread without a slot gets false.
  */
 #include <assert.h>
@@ -127,7 +126,7 @@ static void test_abort_middle(void)
 
 /* ---- stress ------------------------------------------------------------ */
 
-enum { NTHREADS = 4 };
+enum { NTHREADS = 16 };
 
 static uint64_t data_a, data_b; /* plain, protected by the OSQ */
 static int inside;              /* plain: 1 while someone holds the OSQ */

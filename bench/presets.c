@@ -92,16 +92,26 @@ static const struct lb_preset lb_presets[] = {
 	      .data = LB_DATA_OTHER_LINE, .reps = 5, .reps_short = 3 } } },
 
 	/* ---- seed 002: rwsem wakes almost all readers (2019) ----
-	 * Slot: needs rwsem and rwsem-wake-front (the pre-patch wake logic). */
+	 * Columns: the seed's before/after (rwsem-wake-front: wake only the
+	 * readers in front of the first queued writer; rwsem: up to 256
+	 * readers from the whole queue), then glibc's rwlock and the queued
+	 * rwlock for scale.  Equal numbers of separate reader and writer
+	 * threads, 2 to 64 (oversubscribed on small machines).  The critical
+	 * section and the gap between operations are 50 cpu_relax() each
+	 * (~1.5-2 us here): long enough that waiters queue and sleep, short
+	 * enough that the lock stays contended.  Other values: run the plain
+	 * command the heading describes with -L/-D. */
 	{ "002", "rwsem: wake up almost all readers (rate, 1:1, kops/s)",
 	  "rwsem,rwsem-wake-front",
 	  { { .name = "seed-002", .title = "seed 002: rwsem reader wake-up, "
 	      "equal readers and writers",
-	      .workload = LB_W_RATE, .locks = "rwsem-wake-front,rwsem",
-	      .labels = "Pre-patch,Post-patch",
-	      .threads = "4,8,16,32,64", .threads_short = "2,4,8",
-	      .duration_s = 5, .duration_short_s = 0.5,
-	      .rd = 1, .wr = 1, .xthread = true, .load = 1, .lock_lat = 1,
+	      .workload = LB_W_RATE,
+	      .locks = "rwsem-wake-front,rwsem,pthread-rwlock,qrwlock",
+	      .labels = "Pre-patch,Post-patch,glibc rwlock,qrwlock",
+	      .base = "rwsem-wake-front",
+	      .threads = "2,4,8,16,32,64", .threads_short = "4,16,64",
+	      .duration_s = 2, .duration_short_s = 0.5,
+	      .rd = 1, .wr = 1, .xthread = true, .load = 50, .lock_lat = 50,
 	      .reps = 5, .reps_short = 3 } } },
 
 	/* ---- seed 003: qspinlock, simple write to grab the lock ----

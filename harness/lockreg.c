@@ -10,6 +10,7 @@ extern const struct lr_lock lr_baseline[];
 extern const struct lr_lock lr_qspinlock[];
 extern const struct lr_lock lr_qrwlock[];
 extern const struct lr_lock lr_tp[];
+extern const struct lr_lock lr_rwsem[];
 #ifdef QLOCK_HAVE_CK
 extern const struct lr_lock lr_ck[];
 #endif
@@ -19,6 +20,7 @@ static const struct lr_lock *const families[] = {
 	lr_qspinlock,
 	lr_qrwlock,
 	lr_tp,
+	lr_rwsem,
 #ifdef QLOCK_HAVE_CK
 	lr_ck,
 #endif

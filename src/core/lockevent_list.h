@@ -23,3 +23,9 @@ LOCK_EVENT(read_group)   /* shared acquisition as part of a reader group   */
 LOCK_EVENT(read_wake)    /* readers woken in a batch                       */
 LOCK_EVENT(wait_early)   /* qspinlock: queued waiter slept early (predecessor asleep) */
 LOCK_EVENT(qrw_waiting_retry) /* qrwlock: failed attempts to set WAITING (seed 000) */
+/* rwsem */
+LOCK_EVENT(rwsem_opt_lock)    /* writer got the lock by optimistic spinning   */
+LOCK_EVENT(rwsem_opt_fail)    /* writer's optimistic spin gave up             */
+LOCK_EVENT(rwsem_opt_nospin)  /* writer spun on readers too long: nonspinnable */
+LOCK_EVENT(rwsem_rlock_steal) /* reader stole the lock in the slow path       */
+LOCK_EVENT(rwsem_rlock_fast)  /* reader in the slow path found no one queued  */

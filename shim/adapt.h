@@ -59,6 +59,15 @@ _Static_assert(sizeof(qlock_tp_rwlock_t) == 32 &&
 #ifdef SHIM_WITH_QRWLOCK
 _Static_assert(sizeof(qlock_rwlock_t) <= SHIM_RW_BYTES, "qrwlock size");
 #endif
+#ifdef SHIM_WITH_RWSEM
+/* The rwsem's OSQ word lies over glibc's __cur_writer (offset 24, unused
+ * by the shim) and its padding over __shared (28, never written, so a
+ * qlock-owned rwlock never looks process-shared). */
+_Static_assert(sizeof(qlock_rwsem_t) == 32 &&
+	       offsetof(qlock_rwsem_t, osq) == SHIM_RW_BYTES &&
+	       offsetof(qlock_rwsem_t, pad) == SHIM_RW_BYTES + 4,
+	       "rwsem: only its OSQ word and padding may lie past SHIM_RW_BYTES");
+#endif
 
 enum shim_malg { MALG_GLIBC, MALG_QSPINLOCK, MALG_TP, MALG_NR };
 enum shim_ralg { RALG_GLIBC, RALG_QRWLOCK, RALG_RWSEM, RALG_TP, RALG_NR };

@@ -190,8 +190,9 @@ static bool lb_any_readers(const struct lb_experiment *e)
 /*
  * Seeds 000-003: Threads | lockA | lockB | % change [| more locks ...].
  * With two locks the change is the other lock against the baseline; with
- * more, the seed's "after" (second column) against its "before" (first),
- * and the other locks follow for scale (their ratios in the next table).
+ * more, in a seed table (its columns are labelled), the seed's "after"
+ * (second column) against its "before" (first), and the other locks follow
+ * for scale (their ratios in the next table).
  */
 static size_t lb_primary_col(size_t l)
 {
@@ -204,7 +205,7 @@ static void lb_print_primary(FILE *f, const struct lb_results *r)
 	lb_figure_fn fig = lb_primary_fn(e->p.workload);
 	size_t b = lb_base_index(e);
 	bool two = e->nlocks == 2;
-	bool change = e->nlocks >= 2;
+	bool change = two || (e->nlocks > 2 && e->labels[0] && e->labels[1]);
 	size_t from = two ? b : 0, to = two ? (b == 0 ? 1 : 0) : 1;
 	struct lb_table *t = calloc(1, sizeof(*t));
 

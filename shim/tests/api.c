@@ -484,7 +484,8 @@ static void cancel_one(const char *name, int timed, int early)
 				break;
 			usleep(1000);
 		}
-		usleep(20000);
+		/* It set c_waiting under cm and released cm only inside the
+		 * wait, so it is in the wait (a cancellation point) now. */
 		pthread_cancel(t);
 	}
 	pthread_join(t, &res);

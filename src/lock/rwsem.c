@@ -90,7 +90,10 @@
  *   - readers holding it longer than the kernel's reader threshold, scaled
  *     to the tunable: owner_spin/2 + min(readers, 30) * owner_spin/40
  *     (10-25 us by default); then NONSPINNABLE is set for everyone;
- *   - a hand-off pending (try_write_lock_unqueued refuses).
+ *   - no owner named while the lock is not free, for longer than
+ *     qc_owner_spin_ns();
+ *   - a hand-off pending: the lock is reserved for the first waiter, which
+ *     may have to be woken first (try_write_lock_unqueued refuses anyway).
  * QLOCK_OWNER_SPIN_NS=0 turns optimistic spinning off.
  *
  * ---- Hand-off ----------------------------------------------------------------
@@ -571,8 +574,8 @@ static uint64_t rspin_budget(qlock_rwsem_t *sem, uint64_t spin_ns)
 
 static bool optimistic_spin(qlock_rwsem_t *sem, uint64_t spin_ns)
 {
-	enum owner_state st, prev_st = OWNER_NULL;
-	uint64_t rspin_until = 0;
+	enum owner_state st, prev_st = OWNER_WRITER;
+	uint64_t rspin_until = 0, null_until = 0;
 	uintptr_t last_writer = 0;
 	unsigned loop = 0, changes = 0;
 	bool taken = false;
@@ -586,6 +589,27 @@ static bool optimistic_spin(qlock_rwsem_t *sem, uint64_t spin_ns)
 		if (try_write_lock_unqueued(sem)) {
 			taken = true;
 			break;
+		}
+		/*
+		 * A hand-off reserves the lock for the first waiter, which
+		 * may be asleep: spinning cannot win until it has run, and
+		 * on a small machine it would keep that waiter (and a
+		 * sleeping owner's wake-up) off the CPU.  The kernel goes on
+		 * until need_resched(); user space cannot see that.
+		 */
+		if (qa_read(&sem->count) & FLAG_HANDOFF)
+			break;
+		if (st == OWNER_NULL) {
+			/* No owner named, lock not free (a writer between
+			 * its cmpxchg and set_owner, or readers that left no
+			 * tag yet): bounded by the same budget. */
+			if (prev_st != OWNER_NULL) {
+				null_until = qc_now_ns() + spin_ns;
+				loop = 0;
+			} else if (++loop % CLOCK_EVERY == 0 &&
+				   qc_now_ns() > null_until) {
+				break;
+			}
 		}
 		if (st == OWNER_WRITER) {
 			uintptr_t o = qa_read(&sem->owner) & ~OWNER_FLAGS;

@@ -29,3 +29,5 @@ LOCK_EVENT(rwsem_opt_fail)    /* writer's optimistic spin gave up             */
 LOCK_EVENT(rwsem_opt_nospin)  /* writer spun on readers too long: nonspinnable */
 LOCK_EVENT(rwsem_rlock_steal) /* reader stole the lock in the slow path       */
 LOCK_EVENT(rwsem_rlock_fast)  /* reader in the slow path found no one queued  */
+/* TP locks */
+LOCK_EVENT(tp_serial_handoff) /* a woken waiter asked for the serial lock     */

@@ -15,7 +15,9 @@
  *	         only thread that ever sleeps on m->val (condvar broadcasts
  *	         requeue onto serial, not onto m->val)
  *	handoff  tid of the top waiter when it asked for a hand-off, else 0
- *	nval     1 while the top waiter sleeps or is about to sleep on m->val
+ *	nval     bits 0-7: 1 while the top waiter sleeps or is about to
+ *	         sleep on m->val; bits 8-31: tid of a serial waiter asking
+ *	         for the serial lock (its hand-off, tp_internal.h)
  *
  * Transitions of m->val:
  *	0            -> tid            fast lock (cmpxchg, acquire)
@@ -90,7 +92,7 @@ QLOCK_API uint32_t qlock_tp_self_tid(void)
  */
 static inline bool top_sleeps(qlock_tp_mutex_t *m)
 {
-	return qa_fetch_add(&m->nval, 0u) != 0;
+	return (qa_fetch_add(&m->nval, 0u) & TP_HO_LOW) != 0;
 }
 
 /* One steal attempt on a free word, not while a hand-off is pending. */
@@ -202,14 +204,14 @@ static int lock_slow(qlock_tp_mutex_t *m, bool cond,
 		qc_event_inc(CLS, QC_EV_steal);
 		return 0;
 	}
-	err = tp_serial_lock_ex(&m->serial, abs, clk, CLS, QC_OP_LOCK, NULL, 0,
-				cond ? 2u : 1u);
+	err = tp_serial_lock_ex(&m->serial, &m->nval, abs, clk, CLS,
+				QC_OP_LOCK, NULL, 0, cond ? 2u : 1u);
 	if (err) {
 		qc_event_inc(CLS, QC_EV_timeout);
 		return err;
 	}
 	err = top_waiter(m, tid, abs, clk);
-	tp_serial_unlock(&m->serial, CLS, QC_OP_LOCK);
+	tp_serial_unlock_ex(&m->serial, &m->nval, CLS, QC_OP_LOCK);
 	return err;
 }
 

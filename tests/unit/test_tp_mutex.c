@@ -2,7 +2,8 @@
 /*
  * TP futex mutex: word encoding, owner query, trylock, timed lock
  * (ETIMEDOUT on both clocks, EINVAL), forced hand-off, timed-lock
- * withdrawal under contention.  Behaviour only, never timings.
+ * withdrawal under contention, the serial lock's hand-off to a waiter
+ * that asked for it.  Behaviour only, never timings.
  */
 #define _GNU_SOURCE
 #include <assert.h>
@@ -15,6 +16,7 @@
 
 #include "core/futex.h"
 #include "core/stats.h"
+#include "lock/tp_internal.h"
 #include "qlock/qlock.h"
 #include "qlock/tp_mutex.h"
 
@@ -163,10 +165,69 @@ static void test_contended(void)
 	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, old);
 }
 
+/* ---- the serial lock's hand-off (tp_internal.h) --------------------------- */
+
+static uint32_t ser, ho;
+static uint32_t requester_tid;
+
+static void *request_serial(void *arg)
+{
+	const struct timespec *abs = arg;
+	int r;
+
+	qa_write(&requester_tid, tp_self_tid());
+	r = tp_serial_request(&ser, &ho, abs, CLOCK_MONOTONIC,
+			      QC_CLASS_tp_mutex, QC_OP_LOCK);
+	if (r == 0) {
+		/* Handed over: ours, with the request gone. */
+		assert(qa_read(&ser) != 0 && !(qa_read(&ho) >> TP_HO_SHIFT));
+		tp_serial_unlock_ex(&ser, &ho, QC_CLASS_tp_mutex, QC_OP_LOCK);
+	}
+	return (void *)(intptr_t)r;
+}
+
+static void test_serial_handoff(void)
+{
+	struct timespec soon;
+	pthread_t t;
+	void *ret;
+
+	/* Held: the request waits, bargers keep off, the release hands the
+	 * lock to the requester instead of freeing it. */
+	ho = 5; /* the low bits belong to the lock and must survive */
+	assert(tp_serial_lock_ex(&ser, &ho, NULL, CLOCK_MONOTONIC,
+				 QC_CLASS_tp_mutex, QC_OP_LOCK, NULL, 0, 1) == 0);
+	assert(pthread_create(&t, NULL, request_serial, NULL) == 0);
+	while (qa_read(&ho) >> TP_HO_SHIFT == 0)
+		sched_yield();
+	assert(qa_read(&ho) >> TP_HO_SHIFT == qa_read(&requester_tid));
+	assert(!tp_serial_no_request(&ho));
+	/* A second request while one is pending is refused. */
+	assert(tp_serial_request(&ser, &ho, NULL, CLOCK_MONOTONIC,
+				 QC_CLASS_tp_mutex, QC_OP_LOCK) == EAGAIN);
+	tp_serial_unlock_ex(&ser, &ho, QC_CLASS_tp_mutex, QC_OP_LOCK);
+	assert(pthread_join(t, &ret) == 0 && ret == NULL);
+	assert(ser == 0 && ho == 5);
+
+	/* Free: the requester takes it at once and withdraws its request. */
+	assert(tp_serial_request(&ser, &ho, NULL, CLOCK_MONOTONIC,
+				 QC_CLASS_tp_mutex, QC_OP_LOCK) == 0);
+	assert(ser == 2 && ho == 5);
+	/* A timed request against a holder that keeps it: ETIMEDOUT, the
+	 * request withdrawn, the holder's release frees the lock. */
+	soon = in_ns(CLOCK_MONOTONIC, 20 * 1000 * 1000);
+	assert(pthread_create(&t, NULL, request_serial, &soon) == 0);
+	assert(pthread_join(t, &ret) == 0 && ret == (void *)(intptr_t)ETIMEDOUT);
+	assert(ho == 5);
+	tp_serial_unlock_ex(&ser, &ho, QC_CLASS_tp_mutex, QC_OP_LOCK);
+	assert(ser == 0 && ho == 5);
+}
+
 int main(void)
 {
 	test_encoding_and_probes();
 	test_contended();
+	test_serial_handoff();
 	printf("test_tp_mutex: ok\n");
 	return 0;
 }

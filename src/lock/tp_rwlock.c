@@ -33,8 +33,9 @@
  *	        top waiter is the only thread that sleeps on the word.
  *
  * Other state: rw->serial (top waiter lock, tp_internal.h); rw->handoff
- * (0, or the top waiter's tid | HO_READER for a reader); rw->nval (1 while
- * the top waiter may sleep on val); rw->leader (reader group leader's tid
+ * (0, or the top waiter's tid | HO_READER for a reader); rw->nval (bits
+ * 0-7: 1 while the top waiter may sleep on val; bits 8-31: a woken serial
+ * waiter's request for the serial lock, tp_internal.h); rw->leader (reader group leader's tid
  * | LEADER_ASLEEP while it sleeps) and rw->rosq (the group's OSQ).
  *
  * Reader grouping (seed 004, v4 16/20): the first reader that has to
@@ -271,15 +272,15 @@ int tp_rwlock_rdlock_common(qlock_tp_rwlock_t *rw, bool group,
 		return 0;
 	}
 	asleep = leader ? &rw->leader : NULL;
-	err = tp_serial_lock(&rw->serial, abs, clk, CLS, QC_OP_RLOCK,
-			     asleep, LEADER_ASLEEP);
+	err = tp_serial_lock_ex(&rw->serial, &rw->nval, abs, clk, CLS,
+				QC_OP_RLOCK, asleep, LEADER_ASLEEP, 1u);
 	if (!err) {
 		err = top_waiter(rw, tid, true, abs, clk, asleep);
 		/* The lock is shared now (or we gave up): the group's
 		 * spinners take it, or the next of them leads. */
 		if (leader)
 			qa_write(&rw->leader, 0u);
-		tp_serial_unlock(&rw->serial, CLS, QC_OP_RLOCK);
+		tp_serial_unlock_ex(&rw->serial, &rw->nval, CLS, QC_OP_RLOCK);
 	} else {
 		qc_event_inc(CLS, QC_EV_timeout);
 		if (leader)
@@ -319,7 +320,7 @@ QLOCK_API int qlock_tp_rwlock_timedrdlock(qlock_tp_rwlock_t *rw,
 static void wake_top(qlock_tp_rwlock_t *rw, enum qc_op op)
 {
 	/* seq_cst read after our seq_cst word update (tp_mutex.c) */
-	if (qa_fetch_add(&rw->nval, 0u)) {
+	if (qa_fetch_add(&rw->nval, 0u) & TP_HO_LOW) {
 		qc_event_inc(CLS, QC_EV_wake);
 		qc_futex_wake(&rw->val, 1, CLS, op);
 	}
@@ -384,13 +385,14 @@ static int wr_slow(qlock_tp_rwlock_t *rw, const struct timespec *abs,
 		qc_event_inc(CLS, QC_EV_steal);
 		return 0;
 	}
-	err = tp_serial_lock(&rw->serial, abs, clk, CLS, QC_OP_LOCK, NULL, 0);
+	err = tp_serial_lock_ex(&rw->serial, &rw->nval, abs, clk, CLS,
+				QC_OP_LOCK, NULL, 0, 1u);
 	if (err) {
 		qc_event_inc(CLS, QC_EV_timeout);
 		return err;
 	}
 	err = top_waiter(rw, tid, false, abs, clk, NULL);
-	tp_serial_unlock(&rw->serial, CLS, QC_OP_LOCK);
+	tp_serial_unlock_ex(&rw->serial, &rw->nval, CLS, QC_OP_LOCK);
 	return err;
 }
 

@@ -30,6 +30,7 @@ struct lb_preset_part {
 	unsigned rd, wr;        /* R:W (futex: read pct, 100 - pct) */
 	bool xthread;
 	unsigned load, lock_lat;
+	unsigned sleep_per_1024; /* --sleep-ratio */
 	enum lb_data_place data;
 	unsigned reps, reps_short;
 };
@@ -112,6 +113,21 @@ static const struct lb_preset lb_presets[] = {
 	      .threads = "2,4,8,16,32,64", .threads_short = "4,16,64",
 	      .duration_s = 2, .duration_short_s = 0.5,
 	      .rd = 1, .wr = 1, .xthread = true, .load = 50, .lock_lat = 50,
+	      .reps = 5, .reps_short = 3 },
+	    /* What an rwsem is for: critical sections that block now and
+	     * then (an I/O under the lock).  1 in 8 of them sleeps (usleep(1),
+	     * ~60 us here), so waiters outlast any spin and queue. */
+	    { .name = "seed-002-sleep", .title = "seed 002: rwsem reader "
+	      "wake-up, equal readers and writers, 1 in 8 critical sections "
+	      "sleep",
+	      .workload = LB_W_RATE,
+	      .locks = "rwsem-wake-front,rwsem,pthread-rwlock,qrwlock",
+	      .labels = "Pre-patch,Post-patch,glibc rwlock,qrwlock",
+	      .base = "rwsem-wake-front",
+	      .threads = "2,4,8,16,32,64", .threads_short = "4,16,64",
+	      .duration_s = 2, .duration_short_s = 0.5,
+	      .rd = 1, .wr = 1, .xthread = true, .load = 50, .lock_lat = 50,
+	      .sleep_per_1024 = 128,
 	      .reps = 5, .reps_short = 3 } } },
 
 	/* ---- seed 003: qspinlock, simple write to grab the lock ----
@@ -300,6 +316,7 @@ static bool lb_part_experiment(const struct lb_preset_part *pt,
 	e->p.xthread = pt->xthread;
 	e->p.cs_relax = pt->load;
 	e->p.gap_relax = pt->lock_lat;
+	e->p.sleep_per_1024 = pt->sleep_per_1024;
 	e->p.data = pt->data;
 	e->p.pin = c->p.pin;
 	e->p.max_time_s = c->p.max_time_s;

@@ -163,7 +163,7 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 		if (!(v & W)) {
 			if (!ask && now < spin_until) {
 				spins++;
-				qa_cpu_relax();
+				tp_poll_relax();
 				continue;
 			}
 			if (qa_cmpxchg(&m->val, v, v | W) != v)
@@ -172,7 +172,7 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 		}
 		if (now < spin_until) {
 			spins++;
-			qa_cpu_relax();
+			tp_poll_relax();
 			continue;
 		}
 		/* Sleep.  The fetch_add (full barrier) pairs with

@@ -173,7 +173,7 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 		if (!(v & W)) {
 			if (!ask && now < spin_until) {
 				spins++;
-				qa_cpu_relax();
+				tp_poll_relax();
 				continue;
 			}
 			if (qa_cmpxchg(&rw->val, v, v | W) != v)
@@ -182,7 +182,7 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 		}
 		if (now < spin_until) {
 			spins++;
-			qa_cpu_relax();
+			tp_poll_relax();
 			continue;
 		}
 		/* Sleep; the fetch_add pairs with the unlocker's fenced read

@@ -127,7 +127,7 @@ QLOCK_API void qlock_tp_cond_broadcast(qlock_tp_cond_t *c)
 		if (s == 1 && qa_cmpxchg(&m->serial, 1u, 2u) == 1)
 			break;
 		if (s == 0 && qa_cmpxchg_acquire(&m->serial, 0u, 2u) == 0) {
-			tp_serial_unlock_ex(&m->serial, &m->nval,
+			tp_serial_unlock(&m->serial, &m->nval,
 					    QC_CLASS_tp_mutex, QC_OP_OTHER);
 			break;
 		}

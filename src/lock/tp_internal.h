@@ -29,24 +29,26 @@
  * that will store 2 (xchg) is awake.  The condition variable keeps it when
  * it requeues waiters onto the word (tp_cond.c).
  *
- * Hand-off of the serial lock (the mutex's; the seed relies on the kernel
- * mutex being starvation free, which it is through its hand-off since
- * 4.10).  Without it, running threads re-take the serial lock as they come
+ * Hand-off of the serial lock (the seed relies on the kernel mutex being
+ * starvation free, which it is through its hand-off since 4.10).  Without it, running threads re-take the serial lock as they come
  * back, and a woken sleeper nearly always finds it taken again: on 2 CPUs
  * at 16 threads the slowest thread got 2-10% of the mean rate.  As the
  * kernel mutex's first waiter does after one wake-up that did not get it,
  * a sleeper woken from the serial word that finds it taken asks for it:
  *	ho word:  bits 8-31 (TP_HO_SHIFT) 0 no request, else the requester's
- *	          tid; bits 0-7 are the lock's own (the mutex keeps there its
- *	          count of sleepers on the lock word, so the struct stays 16
- *	          bytes, as the pthread drop-in needs)
+ *	          tid; bits 0-7 are the lock's own (its count of sleepers on
+ *	          the lock word: sharing `nval` keeps the mutex at 16 bytes,
+ *	          as the pthread drop-in needs)
  *	request:  cmpxchg ho's request 0 -> tid, then cmpxchg serial 0 -> 2
  *	          (if that succeeds the lock is ours: request back to 0); else
  *	          futex-wait on ho until the request is no longer our tid
  *	release:  xchg serial 0, then read ho; a request found: cmpxchg serial
- *	          0 -> the old value (taking it for the requester, sleepers on
- *	          the serial word stay counted), clear the request (release),
- *	          wake ho
+ *	          0 -> the old value (taking it back for the requester;
+ *	          sleepers on the serial word stay counted), clear the request
+ *	          (release), wake ho.  If the request is gone by then
+ *	          (withdrawn, or served by another releaser while we were
+ *	          preempted), release again and look once more: the lock is
+ *	          never held for nobody.
  * Both sides do a fully ordered RMW and then read the other's word (a
  * Dekker pair): the releaser sees the request, or the requester sees the
  * lock free.  If both do, the two cmpxchg's on serial decide.  New arrivals
@@ -135,9 +137,11 @@ static inline int tp_check_deadline(const struct timespec *abs, clockid_t clk)
  */
 static inline int tp_serial_request(uint32_t *s, uint32_t *ho,
 				    const struct timespec *abs, clockid_t clk,
-				    enum qc_class cls, enum qc_op op)
+				    enum qc_class cls, enum qc_op op,
+				    uint32_t *asleep, uint32_t asleep_bit)
 {
 	uint32_t tid = tp_self_tid(), w = qa_read(ho);
+	int err;
 
 	do {
 		if (w >> TP_HO_SHIFT)
@@ -156,9 +160,14 @@ static inline int tp_serial_request(uint32_t *s, uint32_t *ho,
 		if (w >> TP_HO_SHIFT != tid)
 			return 0;
 		qc_event_inc(cls, QC_EV_sleep);
-		if (qc_futex_wait(ho, w, abs, clk, cls, op) != ETIMEDOUT)
+		if (asleep)
+			qa_fetch_or(asleep, asleep_bit);
+		err = qc_futex_wait(ho, w, abs, clk, cls, op);
+		if (asleep)
+			qa_fetch_andnot(asleep, asleep_bit);
+		if (err != ETIMEDOUT)
 			continue;
-		w = qa_read(ho);
+		w = qa_read_acquire(ho); /* as above, if it was handed */
 		while (w >> TP_HO_SHIFT == tid)
 			if (qa_try_cmpxchg(ho, &w, w & TP_HO_LOW))
 				return ETIMEDOUT;
@@ -169,19 +178,20 @@ static inline int tp_serial_request(uint32_t *s, uint32_t *ho,
 /* May a thread that has not slept on the word take it now? */
 static inline bool tp_serial_no_request(uint32_t *ho)
 {
-	return !ho || !(qa_read(ho) >> TP_HO_SHIFT);
+	return !(qa_read(ho) >> TP_HO_SHIFT);
 }
 
 /*
  * Take the serial lock.  `asleep`, when not NULL, is a word whose bit
  * `asleep_bit` is set before this thread sleeps (a reader group leader
- * tells its group to disband) and cleared when it runs again.  `ho`, when
- * not NULL, is the hand-off request word.  Returns 0 or ETIMEDOUT.  The
- * acquire pairs with the release in tp_serial_unlock(): the next top
- * waiter sees the previous one's writes to the lock's state (its hand-off
- * request withdrawn, ...).
+ * tells its group to disband) and cleared when it runs again.  `ho` is the
+ * hand-off request word.  `take` is the value a free word is taken with (2
+ * for a condition-variable waiter, whose release must wake the next
+ * requeued sleeper).  Returns 0 or ETIMEDOUT.  The acquire pairs with the
+ * release in tp_serial_unlock(): the next top waiter sees the previous
+ * one's writes to the lock's state (its hand-off request withdrawn, ...).
  */
-static inline int tp_serial_lock_ex(uint32_t *s, uint32_t *ho,
+static inline int tp_serial_lock(uint32_t *s, uint32_t *ho,
 				    const struct timespec *abs,
 				    clockid_t clk, enum qc_class cls,
 				    enum qc_op op, uint32_t *asleep,
@@ -202,9 +212,10 @@ static inline int tp_serial_lock_ex(uint32_t *s, uint32_t *ho,
 	for (;;) {
 		if (qa_xchg_acquire(s, 2u) == 0)
 			goto out;
-		if (ho && woken) {
+		if (woken) {
 			/* Woken and beaten to it: ask for a hand-off. */
-			err = tp_serial_request(s, ho, abs, clk, cls, op);
+			err = tp_serial_request(s, ho, abs, clk, cls, op,
+						asleep, asleep_bit);
 			if (err != EAGAIN) {
 				qc_spin_account(&sp, cls);
 				return err;
@@ -229,40 +240,32 @@ out:
 	return 0;
 }
 
-static inline int tp_serial_lock(uint32_t *s, const struct timespec *abs,
-				 clockid_t clk, enum qc_class cls, enum qc_op op,
-				 uint32_t *asleep, uint32_t asleep_bit)
+static inline void tp_serial_unlock(uint32_t *s, uint32_t *ho,
+				    enum qc_class cls, enum qc_op op)
 {
-	return tp_serial_lock_ex(s, NULL, abs, clk, cls, op, asleep,
-				 asleep_bit, 1u);
-}
+	/* Release: pairs with the acquire of the next tp_serial_lock(); fully
+	 * ordered, as the read of ho below is (Dekker with the request). */
+	uint32_t old = qa_xchg(s, 0u);
 
-static inline void tp_serial_unlock_ex(uint32_t *s, uint32_t *ho,
-				       enum qc_class cls, enum qc_op op)
-{
-	/* Release: pairs with the acquire of the next tp_serial_lock();
-	 * fully ordered when a request may have to be seen (Dekker). */
-	uint32_t old = ho ? qa_xchg(s, 0u) : qa_xchg_release(s, 0u);
+	while ((qa_fetch_add(ho, 0u) >> TP_HO_SHIFT) &&
+	       qa_cmpxchg(s, 0u, old) == 0) {
+		/* Ours again, for whoever asks now. */
+		uint32_t w = qa_read(ho);
 
-	/* Fully ordered read after the xchg: Dekker with the request. */
-	if (ho && (qa_fetch_add(ho, 0u) >> TP_HO_SHIFT) &&
-	    qa_cmpxchg(s, 0u, old) == 0) {
-		/* Taken for the requester; release pairs with its acquire. */
-		(void)qa_fetch_andnot_release(ho, ~TP_HO_LOW);
-		qc_event_inc(cls, QC_EV_wake);
-		qc_futex_wake(ho, 1, cls, op);
-		return;
+		while (w >> TP_HO_SHIFT) {
+			/* Release pairs with the requester's acquire. */
+			if (qa_try_cmpxchg_release(ho, &w, w & TP_HO_LOW)) {
+				qc_event_inc(cls, QC_EV_wake);
+				qc_futex_wake(ho, 1, cls, op);
+				return;
+			}
+		}
+		old = qa_xchg(s, 0u); /* the request went away */
 	}
 	if (old == 2u) {
 		qc_event_inc(cls, QC_EV_wake);
 		qc_futex_wake(s, 1, cls, op);
 	}
-}
-
-static inline void tp_serial_unlock(uint32_t *s, enum qc_class cls,
-				    enum qc_op op)
-{
-	tp_serial_unlock_ex(s, NULL, cls, op);
 }
 
 /* ---- rwlock variants (the registry builds tp-rwlock-nogroup from these) --- */

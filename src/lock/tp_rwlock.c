@@ -35,8 +35,9 @@
  * Other state: rw->serial (top waiter lock, tp_internal.h); rw->handoff
  * (0, or the top waiter's tid | HO_READER for a reader); rw->nval (bits
  * 0-7: 1 while the top waiter may sleep on val; bits 8-31: a woken serial
- * waiter's request for the serial lock, tp_internal.h); rw->leader (reader group leader's tid
- * | LEADER_ASLEEP while it sleeps) and rw->rosq (the group's OSQ).
+ * waiter's request for the serial lock, tp_internal.h); rw->leader (reader
+ * group leader's tid | LEADER_ASLEEP while it sleeps) and rw->rosq (the
+ * group's OSQ).
  *
  * Reader grouping (seed 004, v4 16/20): the first reader that has to
  * queue becomes the group leader and queues on the serial lock; later
@@ -272,7 +273,7 @@ int tp_rwlock_rdlock_common(qlock_tp_rwlock_t *rw, bool group,
 		return 0;
 	}
 	asleep = leader ? &rw->leader : NULL;
-	err = tp_serial_lock_ex(&rw->serial, &rw->nval, abs, clk, CLS,
+	err = tp_serial_lock(&rw->serial, &rw->nval, abs, clk, CLS,
 				QC_OP_RLOCK, asleep, LEADER_ASLEEP, 1u);
 	if (!err) {
 		err = top_waiter(rw, tid, true, abs, clk, asleep);
@@ -280,7 +281,7 @@ int tp_rwlock_rdlock_common(qlock_tp_rwlock_t *rw, bool group,
 		 * spinners take it, or the next of them leads. */
 		if (leader)
 			qa_write(&rw->leader, 0u);
-		tp_serial_unlock_ex(&rw->serial, &rw->nval, CLS, QC_OP_RLOCK);
+		tp_serial_unlock(&rw->serial, &rw->nval, CLS, QC_OP_RLOCK);
 	} else {
 		qc_event_inc(CLS, QC_EV_timeout);
 		if (leader)
@@ -385,14 +386,14 @@ static int wr_slow(qlock_tp_rwlock_t *rw, const struct timespec *abs,
 		qc_event_inc(CLS, QC_EV_steal);
 		return 0;
 	}
-	err = tp_serial_lock_ex(&rw->serial, &rw->nval, abs, clk, CLS,
+	err = tp_serial_lock(&rw->serial, &rw->nval, abs, clk, CLS,
 				QC_OP_LOCK, NULL, 0, 1u);
 	if (err) {
 		qc_event_inc(CLS, QC_EV_timeout);
 		return err;
 	}
 	err = top_waiter(rw, tid, false, abs, clk, NULL);
-	tp_serial_unlock_ex(&rw->serial, &rw->nval, CLS, QC_OP_LOCK);
+	tp_serial_unlock(&rw->serial, &rw->nval, CLS, QC_OP_LOCK);
 	return err;
 }
 

@@ -177,11 +177,11 @@ static void *request_serial(void *arg)
 
 	qa_write(&requester_tid, tp_self_tid());
 	r = tp_serial_request(&ser, &ho, abs, CLOCK_MONOTONIC,
-			      QC_CLASS_tp_mutex, QC_OP_LOCK);
+			      QC_CLASS_tp_mutex, QC_OP_LOCK, NULL, 0);
 	if (r == 0) {
 		/* Handed over: ours, with the request gone. */
 		assert(qa_read(&ser) != 0 && !(qa_read(&ho) >> TP_HO_SHIFT));
-		tp_serial_unlock_ex(&ser, &ho, QC_CLASS_tp_mutex, QC_OP_LOCK);
+		tp_serial_unlock(&ser, &ho, QC_CLASS_tp_mutex, QC_OP_LOCK);
 	}
 	return (void *)(intptr_t)r;
 }
@@ -195,7 +195,7 @@ static void test_serial_handoff(void)
 	/* Held: the request waits, bargers keep off, the release hands the
 	 * lock to the requester instead of freeing it. */
 	ho = 5; /* the low bits belong to the lock and must survive */
-	assert(tp_serial_lock_ex(&ser, &ho, NULL, CLOCK_MONOTONIC,
+	assert(tp_serial_lock(&ser, &ho, NULL, CLOCK_MONOTONIC,
 				 QC_CLASS_tp_mutex, QC_OP_LOCK, NULL, 0, 1) == 0);
 	assert(pthread_create(&t, NULL, request_serial, NULL) == 0);
 	while (qa_read(&ho) >> TP_HO_SHIFT == 0)
@@ -204,14 +204,14 @@ static void test_serial_handoff(void)
 	assert(!tp_serial_no_request(&ho));
 	/* A second request while one is pending is refused. */
 	assert(tp_serial_request(&ser, &ho, NULL, CLOCK_MONOTONIC,
-				 QC_CLASS_tp_mutex, QC_OP_LOCK) == EAGAIN);
-	tp_serial_unlock_ex(&ser, &ho, QC_CLASS_tp_mutex, QC_OP_LOCK);
+				 QC_CLASS_tp_mutex, QC_OP_LOCK, NULL, 0) == EAGAIN);
+	tp_serial_unlock(&ser, &ho, QC_CLASS_tp_mutex, QC_OP_LOCK);
 	assert(pthread_join(t, &ret) == 0 && ret == NULL);
 	assert(ser == 0 && ho == 5);
 
 	/* Free: the requester takes it at once and withdraws its request. */
 	assert(tp_serial_request(&ser, &ho, NULL, CLOCK_MONOTONIC,
-				 QC_CLASS_tp_mutex, QC_OP_LOCK) == 0);
+				 QC_CLASS_tp_mutex, QC_OP_LOCK, NULL, 0) == 0);
 	assert(ser == 2 && ho == 5);
 	/* A timed request against a holder that keeps it: ETIMEDOUT, the
 	 * request withdrawn, the holder's release frees the lock. */
@@ -219,7 +219,7 @@ static void test_serial_handoff(void)
 	assert(pthread_create(&t, NULL, request_serial, &soon) == 0);
 	assert(pthread_join(t, &ret) == 0 && ret == (void *)(intptr_t)ETIMEDOUT);
 	assert(ho == 5);
-	tp_serial_unlock_ex(&ser, &ho, QC_CLASS_tp_mutex, QC_OP_LOCK);
+	tp_serial_unlock(&ser, &ho, QC_CLASS_tp_mutex, QC_OP_LOCK);
 	assert(ser == 0 && ho == 5);
 }
 

@@ -109,6 +109,60 @@ static inline void tp_poll_relax(void)
 		qa_cpu_relax();
 }
 
+/* The WAITERS bit of both lock words (the top waiter's to set). */
+#define TP_WAITERS 0x80000000u
+_Static_assert(QLOCK_TP_WAITERS == TP_WAITERS &&
+	       QLOCK_TP_RW_WAITERS == TP_WAITERS, "one WAITERS bit");
+
+enum tp_wait { TP_WAIT_AGAIN, TP_WAIT_SLEPT };
+
+/*
+ * The top waiter's wait while the lock word `v` is owned: spin while
+ * `in_budget` (before WAITERS is set only if no hand-off was asked for),
+ * else set WAITERS and sleep on the word until it changes.  TP_WAIT_AGAIN:
+ * re-read the word now (spun once, or the word changed under us);
+ * TP_WAIT_SLEPT: slept, give the top waiter a fresh spin budget.  `nval`
+ * bits 0-7 count the sleeper; `asleep`, when not NULL, gets `asleep_bit`
+ * while it sleeps (a reader group leader disbands its group).
+ */
+static inline enum tp_wait tp_top_wait(uint32_t *val, uint32_t *nval,
+				       uint32_t v, bool ask, bool in_budget,
+				       uint64_t *spins,
+				       const struct timespec *abs,
+				       clockid_t clk, enum qc_class cls,
+				       enum qc_op op, uint32_t *asleep,
+				       uint32_t asleep_bit)
+{
+	if (!(v & TP_WAITERS)) {
+		if (!ask && in_budget) {
+			(*spins)++;
+			tp_poll_relax();
+			return TP_WAIT_AGAIN;
+		}
+		if (qa_cmpxchg(val, v, v | TP_WAITERS) != v)
+			return TP_WAIT_AGAIN;
+		v |= TP_WAITERS;
+	}
+	if (in_budget) {
+		(*spins)++;
+		tp_poll_relax();
+		return TP_WAIT_AGAIN;
+	}
+	/* The fetch_add (full barrier) pairs with the unlocker's fully
+	 * ordered read of nval after its word update (top_sleeps() in
+	 * tp_mutex.c, wake_top() in tp_rwlock.c): it sees us, or our wait
+	 * sees the word it changed. */
+	qa_fetch_add(nval, 1u);
+	if (asleep)
+		qa_fetch_or(asleep, asleep_bit);
+	qc_event_inc(cls, QC_EV_sleep);
+	qc_futex_wait(val, v, abs, clk, cls, op);
+	if (asleep)
+		qa_fetch_andnot(asleep, asleep_bit);
+	qa_fetch_sub(nval, 1u);
+	return TP_WAIT_SLEPT;
+}
+
 /* Did the optional deadline pass?  (abs == NULL: never.) */
 static inline bool tp_timed_out(const struct timespec *abs, clockid_t clk)
 {

@@ -160,28 +160,10 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 				ask = true;
 			}
 		}
-		if (!(v & W)) {
-			if (!ask && now < spin_until) {
-				spins++;
-				tp_poll_relax();
-				continue;
-			}
-			if (qa_cmpxchg(&m->val, v, v | W) != v)
-				continue;
-			v |= W;
-		}
-		if (now < spin_until) {
-			spins++;
-			tp_poll_relax();
+		if (tp_top_wait(&m->val, &m->nval, v, ask, now < spin_until,
+				&spins, abs, clk, CLS, QC_OP_LOCK, NULL, 0) ==
+		    TP_WAIT_AGAIN)
 			continue;
-		}
-		/* Sleep.  The fetch_add (full barrier) pairs with
-		 * top_sleeps() in the unlock: it sees us, or our wait
-		 * sees the word it changed. */
-		qa_fetch_add(&m->nval, 1u);
-		qc_event_inc(CLS, QC_EV_sleep);
-		qc_futex_wait(&m->val, v, abs, clk, CLS, QC_OP_LOCK);
-		qa_fetch_sub(&m->nval, 1u);
 		nsleep++;
 		iter = TP_CLOCK_EVERY - 1; /* check the deadline at once */
 		now = qc_now_ns();

@@ -171,31 +171,10 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 				ask = true;
 			}
 		}
-		if (!(v & W)) {
-			if (!ask && now < spin_until) {
-				spins++;
-				tp_poll_relax();
-				continue;
-			}
-			if (qa_cmpxchg(&rw->val, v, v | W) != v)
-				continue;
-			v |= W;
-		}
-		if (now < spin_until) {
-			spins++;
-			tp_poll_relax();
+		if (tp_top_wait(&rw->val, &rw->nval, v, ask, now < spin_until,
+				&spins, abs, clk, CLS, op, asleep,
+				LEADER_ASLEEP) == TP_WAIT_AGAIN)
 			continue;
-		}
-		/* Sleep; the fetch_add pairs with the unlocker's fenced read
-		 * of nval (tp_mutex.c, top_sleeps()). */
-		qa_fetch_add(&rw->nval, 1u);
-		if (asleep)
-			qa_fetch_or(asleep, LEADER_ASLEEP);
-		qc_event_inc(CLS, QC_EV_sleep);
-		qc_futex_wait(&rw->val, v, abs, clk, CLS, op);
-		if (asleep)
-			qa_fetch_andnot(asleep, LEADER_ASLEEP);
-		qa_fetch_sub(&rw->nval, 1u);
 		nsleep++;
 		iter = TP_CLOCK_EVERY - 1;
 		now = qc_now_ns();

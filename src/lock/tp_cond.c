@@ -128,7 +128,7 @@ QLOCK_API void qlock_tp_cond_broadcast(qlock_tp_cond_t *c)
 			break;
 		if (s == 0 && qa_cmpxchg_acquire(&m->serial, 0u, 2u) == 0) {
 			tp_serial_unlock(&m->serial, &m->nval,
-					    QC_CLASS_tp_mutex, QC_OP_OTHER);
+					 QC_CLASS_tp_mutex, QC_OP_OTHER);
 			break;
 		}
 	}

@@ -30,9 +30,10 @@
  * it requeues waiters onto the word (tp_cond.c).
  *
  * Hand-off of the serial lock (the seed relies on the kernel mutex being
- * starvation free, which it is through its hand-off since 4.10).  Without it, running threads re-take the serial lock as they come
- * back, and a woken sleeper nearly always finds it taken again: on 2 CPUs
- * at 16 threads the slowest thread got 2-10% of the mean rate.  As the
+ * starvation free, which it is through its hand-off since 4.10).  Without
+ * it, running threads re-take the serial lock as they come back, and a
+ * woken sleeper nearly always finds it taken again: on 2 CPUs at 16
+ * threads the slowest thread got 2-11% of the mean rate.  As the
  * kernel mutex's first waiter does after one wake-up that did not get it,
  * a sleeper woken from the serial word that finds it taken asks for it:
  *	ho word:  bits 8-31 (TP_HO_SHIFT) 0 no request, else the requester's
@@ -246,10 +247,10 @@ static inline bool tp_serial_no_request(uint32_t *ho)
  * one's writes to the lock's state (its hand-off request withdrawn, ...).
  */
 static inline int tp_serial_lock(uint32_t *s, uint32_t *ho,
-				    const struct timespec *abs,
-				    clockid_t clk, enum qc_class cls,
-				    enum qc_op op, uint32_t *asleep,
-				    uint32_t asleep_bit, uint32_t take)
+				 const struct timespec *abs, clockid_t clk,
+				 enum qc_class cls, enum qc_op op,
+				 uint32_t *asleep, uint32_t asleep_bit,
+				 uint32_t take)
 {
 	struct qc_spinner sp;
 	bool woken = false;

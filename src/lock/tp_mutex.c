@@ -186,8 +186,8 @@ static int lock_slow(qlock_tp_mutex_t *m, bool cond,
 		qc_event_inc(CLS, QC_EV_steal);
 		return 0;
 	}
-	err = tp_serial_lock(&m->serial, &m->nval, abs, clk, CLS,
-				QC_OP_LOCK, NULL, 0, cond ? 2u : 1u);
+	err = tp_serial_lock(&m->serial, &m->nval, abs, clk, CLS, QC_OP_LOCK,
+			     NULL, 0, cond ? 2u : 1u);
 	if (err) {
 		qc_event_inc(CLS, QC_EV_timeout);
 		return err;

@@ -253,7 +253,7 @@ int tp_rwlock_rdlock_common(qlock_tp_rwlock_t *rw, bool group,
 	}
 	asleep = leader ? &rw->leader : NULL;
 	err = tp_serial_lock(&rw->serial, &rw->nval, abs, clk, CLS,
-				QC_OP_RLOCK, asleep, LEADER_ASLEEP, 1u);
+			     QC_OP_RLOCK, asleep, LEADER_ASLEEP, 1u);
 	if (!err) {
 		err = top_waiter(rw, tid, true, abs, clk, asleep);
 		/* The lock is shared now (or we gave up): the group's
@@ -366,7 +366,7 @@ static int wr_slow(qlock_tp_rwlock_t *rw, const struct timespec *abs,
 		return 0;
 	}
 	err = tp_serial_lock(&rw->serial, &rw->nval, abs, clk, CLS,
-				QC_OP_LOCK, NULL, 0, 1u);
+			     QC_OP_LOCK, NULL, 0, 1u);
 	if (err) {
 		qc_event_inc(CLS, QC_EV_timeout);
 		return err;

@@ -48,6 +48,17 @@ struct lb_preset {
 #define BASELINE_RWLOCKS "pthread-rwlock,pthread-rwlock-wpref," \
 	"ww-rwlock-rpref,ww-rwlock-wpref,ck-rwlock"
 
+/* Seed 002's two tables differ only in --sleep-ratio. */
+#define SEED002_RUN                                                         \
+	.workload = LB_W_RATE,                                              \
+	.locks = "rwsem-wake-front,rwsem,pthread-rwlock,qrwlock",           \
+	.labels = "Pre-patch,Post-patch,glibc rwlock,qrwlock",              \
+	.base = "rwsem-wake-front",                                         \
+	.threads = "2,4,8,16,32,64", .threads_short = "4,16,64",            \
+	.duration_s = 2, .duration_short_s = 0.5,                           \
+	.rd = 1, .wr = 1, .xthread = true, .load = 50, .lock_lat = 50,      \
+	.reps = 5, .reps_short = 3
+
 static const struct lb_preset lb_presets[] = {
 	/* ---- seed 000: qrwlock, byte cmpxchg for _QW_WAITING (2015) ----
 	 * Columns: the seed's before/after (the 2015 layout, WAITING set by a
@@ -106,29 +117,14 @@ static const struct lb_preset lb_presets[] = {
 	  "rwsem,rwsem-wake-front",
 	  { { .name = "seed-002", .title = "seed 002: rwsem reader wake-up, "
 	      "equal readers and writers",
-	      .workload = LB_W_RATE,
-	      .locks = "rwsem-wake-front,rwsem,pthread-rwlock,qrwlock",
-	      .labels = "Pre-patch,Post-patch,glibc rwlock,qrwlock",
-	      .base = "rwsem-wake-front",
-	      .threads = "2,4,8,16,32,64", .threads_short = "4,16,64",
-	      .duration_s = 2, .duration_short_s = 0.5,
-	      .rd = 1, .wr = 1, .xthread = true, .load = 50, .lock_lat = 50,
-	      .reps = 5, .reps_short = 3 },
+	      SEED002_RUN },
 	    /* What an rwsem is for: critical sections that block now and
 	     * then (an I/O under the lock).  1 in 8 of them sleeps (usleep(1),
 	     * ~60 us here), so waiters outlast any spin and queue. */
 	    { .name = "seed-002-sleep", .title = "seed 002: rwsem reader "
 	      "wake-up, equal readers and writers, 1 in 8 critical sections "
 	      "sleep",
-	      .workload = LB_W_RATE,
-	      .locks = "rwsem-wake-front,rwsem,pthread-rwlock,qrwlock",
-	      .labels = "Pre-patch,Post-patch,glibc rwlock,qrwlock",
-	      .base = "rwsem-wake-front",
-	      .threads = "2,4,8,16,32,64", .threads_short = "4,16,64",
-	      .duration_s = 2, .duration_short_s = 0.5,
-	      .rd = 1, .wr = 1, .xthread = true, .load = 50, .lock_lat = 50,
-	      .sleep_per_1024 = 128,
-	      .reps = 5, .reps_short = 3 } } },
+	      SEED002_RUN, .sleep_per_1024 = 128 } } },
 
 	/* ---- seed 003: qspinlock, simple write to grab the lock ----
 	 * Slot: needs qspinlock-cmpxchg-grab (before) and qspinlock. */

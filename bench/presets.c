@@ -54,7 +54,7 @@ struct lb_preset {
 	.locks = "rwsem-wake-front,rwsem,pthread-rwlock,qrwlock",           \
 	.labels = "Pre-patch,Post-patch,glibc rwlock,qrwlock",              \
 	.base = "rwsem-wake-front",                                         \
-	.threads = "2,4,8,16,32,64", .threads_short = "4,16,64",            \
+	.threads = "4,8,16,32,64,240", .threads_short = "4,16,64",            \
 	.duration_s = 2, .duration_short_s = 0.5,                           \
 	.rd = 1, .wr = 1, .xthread = true, .load = 50, .lock_lat = 50,      \
 	.reps = 5, .reps_short = 3
@@ -76,7 +76,7 @@ static const struct lb_preset lb_presets[] = {
 		       "pthread-rwlock,pthread-rwlock-wpref,ck-rwlock",
 	      .labels = "before,after,qrwlock,pthread-rwlock,"
 			"pthread-rwlock-wpref,ck-rwlock",
-	      .threads = "2-10,15,20", .threads_short = "2,3,4,8,16",
+	      .threads = "2-10,15,20", .threads_short = "2,3,4,8,15",
 	      .iters = 5000000, .iters_short = 200000,
 	      .rd = 5, .wr = 1, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 } } },
@@ -108,7 +108,8 @@ static const struct lb_preset lb_presets[] = {
 	 * readers in front of the first queued writer; rwsem: up to 256
 	 * readers from the whole queue), then glibc's rwlock and the queued
 	 * rwlock for scale.  Equal numbers of separate reader and writer
-	 * threads, 2 to 64 (oversubscribed on small machines).  The critical
+	 * threads at the patch's rows, 4 to 240 (oversubscribed on small
+	 * machines; --short: 4, 16, 64).  The critical
 	 * section and the gap between operations are 50 cpu_relax() each
 	 * (~1.5-2 us here): long enough that waiters queue and sleep, short
 	 * enough that the lock stays contended.  Other values: run the plain
@@ -145,7 +146,9 @@ static const struct lb_preset lb_presets[] = {
 	 * futex calls and per-thread rates against thread count (+ the
 	 * no-group "before"); 90/95/100% readers; separate reader and
 	 * writer threads at L = 1, 5, 50.  Both preference kinds of the WW
-	 * and glibc baselines sit in the same tables. */
+	 * and glibc baselines sit in the same tables.  Thread counts are the
+	 * patch's rows (1 thread per core of its 36-core machine: 9, 18, 27,
+	 * 36; the sweeps at 36), oversubscribed on smaller machines. */
 	{ "004", "TP futex: mutex and rwlock vs WW futex and glibc (futex)",
 	  "tp-mutex,tp-rwlock,tp-rwlock-nogroup",
 	  {
@@ -166,7 +169,7 @@ static const struct lb_preset lb_presets[] = {
 	      .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref,"
 			"TP no group",
 	      .base = "ww-rwlock-rpref",
-	      .threads = "2,4,8,16", .threads_short = "8,16",
+	      .threads = "9,18,27,36", .threads_short = "9,36",
 	      .duration_s = 10, .duration_short_s = 1,
 	      .rd = 50, .wr = 50, .load = 1, .lock_lat = 1,
 	      /* 5 short reps: the table with the TP targets, and one run
@@ -175,42 +178,42 @@ static const struct lb_preset lb_presets[] = {
 	    { .name = "seed-004-read90", .title = "seed 004: 90% readers, reader- and writer-preferring baselines",
 	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
 	      .base = "ww-rwlock-rpref",
-	      .threads = "8,16", .threads_short = "8",
+	      .threads = "36", .threads_short = "36",
 	      .duration_s = 10, .duration_short_s = 0.5,
 	      .rd = 90, .wr = 10, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },
 	    { .name = "seed-004-read95", .title = "seed 004: 95% readers, reader- and writer-preferring baselines",
 	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
 	      .base = "ww-rwlock-rpref",
-	      .threads = "8,16", .threads_short = "8",
+	      .threads = "36", .threads_short = "36",
 	      .duration_s = 10, .duration_short_s = 0.5,
 	      .rd = 95, .wr = 5, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },
 	    { .name = "seed-004-read100", .title = "seed 004: 100% readers, reader- and writer-preferring baselines",
 	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
 	      .base = "ww-rwlock-rpref",
-	      .threads = "8,16", .threads_short = "8",
+	      .threads = "36", .threads_short = "36",
 	      .duration_s = 10, .duration_short_s = 0.5,
 	      .rd = 100, .wr = 0, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },
 	    { .name = "seed-004-xthread-L1", .title = "seed 004: separate reader and writer threads, L=1",
 	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
 	      .base = "ww-rwlock-rpref",
-	      .threads = "8,16", .threads_short = "8",
+	      .threads = "36", .threads_short = "36",
 	      .duration_s = 10, .duration_short_s = 0.5,
 	      .rd = 50, .wr = 50, .xthread = true, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },
 	    { .name = "seed-004-xthread-L5", .title = "seed 004: separate reader and writer threads, L=5",
 	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
 	      .base = "ww-rwlock-rpref",
-	      .threads = "8,16", .threads_short = "8",
+	      .threads = "36", .threads_short = "36",
 	      .duration_s = 10, .duration_short_s = 0.5,
 	      .rd = 50, .wr = 50, .xthread = true, .load = 5, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },
 	    { .name = "seed-004-xthread-L50", .title = "seed 004: separate reader and writer threads, L=50",
 	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
 	      .base = "ww-rwlock-rpref",
-	      .threads = "8,16", .threads_short = "8",
+	      .threads = "36", .threads_short = "36",
 	      .duration_s = 10, .duration_short_s = 0.5,
 	      .rd = 50, .wr = 50, .xthread = true, .load = 50, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 } } },

@@ -82,7 +82,8 @@ static const struct lb_preset lb_presets[] = {
 	      .reps = 5, .reps_short = 3 } } },
 
 	/* ---- seed 001: qspinlock, cmpxchg wait for the pending owner ----
-	 * Slot: needs qspinlock-cmpxchg-wait (the RFC) and qspinlock. */
+	 * Slot: needs qspinlock-cmpxchg-wait (the RFC) and qspinlock.  5 reps
+	 * in short mode too: the RFC lists 5 runs of each and their total. */
 	{ "001", "qspinlock RFC: cmpxchg-wait vs load-acquire, data in/out of "
 	  "the lock line (loop, 2 threads, ms)",
 	  "qspinlock,qspinlock-cmpxchg-wait",
@@ -93,7 +94,7 @@ static const struct lb_preset lb_presets[] = {
 	      .threads = "2", .threads_short = "2",
 	      .iters = 5000000, .iters_short = 500000,
 	      .rd = 0, .wr = 1, .load = 1, .lock_lat = 1,
-	      .data = LB_DATA_SAME_LINE, .reps = 5, .reps_short = 3 },
+	      .data = LB_DATA_SAME_LINE, .reps = 5, .reps_short = 5 },
 	    { .name = "seed-001-other-line", .title = "seed 001 B: data in a "
 	      "different cache line, 2 threads",
 	      .workload = LB_W_LOOP, .locks = "qspinlock,qspinlock-cmpxchg-wait",
@@ -101,7 +102,7 @@ static const struct lb_preset lb_presets[] = {
 	      .threads = "2", .threads_short = "2",
 	      .iters = 5000000, .iters_short = 500000,
 	      .rd = 0, .wr = 1, .load = 1, .lock_lat = 1,
-	      .data = LB_DATA_OTHER_LINE, .reps = 5, .reps_short = 3 } } },
+	      .data = LB_DATA_OTHER_LINE, .reps = 5, .reps_short = 5 } } },
 
 	/* ---- seed 002: rwsem wakes almost all readers (2019) ----
 	 * Columns: the seed's before/after (rwsem-wake-front: wake only the

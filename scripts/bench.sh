@@ -32,4 +32,9 @@ if [ $rc -ne 0 ]; then
 	exit $rc
 fi
 mv "$json.part" "$json"
-exec "$build_dir/bench/lockbench" report "$json" -o "$report_dir"
+if ! "$build_dir/bench/lockbench" report "$json" -o "$report_dir"; then
+	echo "bench: the run is saved in $json; once python3 (and" \
+	     "python3-matplotlib) are installed, render it with:" \
+	     "$build_dir/bench/lockbench report $json -o $report_dir" >&2
+	exit 1
+fi

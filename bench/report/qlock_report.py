@@ -335,6 +335,10 @@ def fmt_ratio(r, fmt):
         return "-"
     if fmt == "pct":
         return "%+.1f%%" % ((r - 1) * 100)
+    if r >= 100:
+        return "{:,.0f}x".format(r)
+    if 0 < r < 0.1:  # futex calls: keep two significant digits
+        return "%.2gx" % r
     return "%.2fx" % r
 
 
@@ -480,9 +484,15 @@ def html_table(header, rows, caption):
 
 
 def svg_inline(plot_dir, name):
+    """The SVG of a plot, its ids prefixed with the plot's name: inlined
+    SVGs share one id space, and two plots' clip paths must not mix."""
     with open(os.path.join(plot_dir, name + ".svg")) as f:
         svg = f.read()
-    return svg[svg.index("<svg"):]
+    svg = svg[svg.index("<svg"):]
+    for a, b in (('id="', 'id="%s-'), ('href="#', 'href="#%s-'),
+                 ("url(#", "url(#%s-")):
+        svg = svg.replace(a, b % name)
+    return svg
 
 
 # ---- per-seed sections -----------------------------------------------------
@@ -505,7 +515,7 @@ def our_columns(t):
 
 
 def add_ours(doc, t, run):
-    rows, exps, over = table_rows(t, run), set(), False
+    rows, exps, over = table_rows(t, run), [], False
     cols = our_columns(t)
     body = []
     for row in rows:
@@ -514,13 +524,14 @@ def add_ours(doc, t, run):
         if row.missing:
             body.append([label] + ["-"] * len(cols))
             continue
-        exps.add(row.exp_name)
+        if row.exp_name not in exps:
+            exps.append(row.exp_name)
         body.append([label] + [fmt_ours(row, lock) for _, lock in cols])
     header = [t["columns"][0] or ""] + ["%s (`%s`)" % (n, lock)
                                         for n, lock in cols]
     unit = t["ours"].get("unit", "")
     doc.table(header, body, "Measured here%s" % (", " + unit if unit else ""))
-    notes = [exp_params(run.exps[e]) for e in sorted(exps)]
+    notes = [exp_params(run.exps[e]) for e in exps]
     if over:
         notes.append("† more threads than the %d online CPUs here: "
                      "oversubscribed" % run.cpus)
@@ -684,21 +695,29 @@ def plot_ratio_lines(plt, seed, plot, run):
     for ax, tid in zip(axes[0], ids):
         t = tables[tid]
         rows = table_rows(t, run)
-        numeric = all(r.key.strip().isdigit() for r in rows)
-        xs = [int(r.key) if numeric else i for i, r in enumerate(rows)]
+        # Rows named by a thread count ("9 threads (1 socket)") go on a
+        # thread axis; others (reader percentages) are categories.
+        counts = [leading_int(r.key) for r in rows]
+        numeric = None not in counts and len(set(counts)) == len(counts)
+        xs = counts if numeric else list(range(len(rows)))
+        drawn = set()
         for m, merit in enumerate(t["merits"]):
             color = COLORS[m % len(COLORS)]
             pub = [r.published_ratio(t, merit) for r in rows]
             ax.plot(xs, pub, "-o", color=color, label="%s, published"
                     % merit["label"])
+            cols = t["ours"]["columns"]
+            locks = (cols[col_ref(merit["after"])[0]],
+                     cols[col_ref(merit["before"])[0]])
             pts = [(x, r.ratio(t, merit)) for x, r in zip(xs, rows)]
             pts = [(x, s) for x, s in pts if s]
-            if pts:
+            if pts and locks not in drawn:  # two merits may be one ratio here
+                drawn.add(locks)
                 ax.errorbar([x for x, _ in pts], [s[0] for _, s in pts],
                             yerr=[[s[0] - s[1] for _, s in pts],
                                   [s[2] - s[0] for _, s in pts]],
                             fmt="s--", color=color, mfc="white", capsize=4,
-                            label="%s, here" % merit["label"])
+                            label="%s / %s, here" % locks)
         ax.axhline(1, color="grey", lw=0.8)
         if numeric:
             if plot.get("logx"):
@@ -707,12 +726,14 @@ def plot_ratio_lines(plt, seed, plot, run):
             ax.set_xticklabels([str(x) for x in xs])
             ax.set_xlabel("threads")
             if run.cpus and max(xs) > run.cpus:
-                ax.axvspan(run.cpus + 0.5, max(xs) * 1.05, color="#eee",
+                lo, hi = ax.get_xlim()
+                ax.axvspan(max(run.cpus + 0.5, lo), hi, color="#eee",
                            zorder=0, label="oversubscribed here")
+                ax.set_xlim(lo, hi)
         else:
             ax.set_xticks(xs)
             ax.set_xticklabels([r.key for r in rows])
-        ax.set_ylabel(plot.get("ylabel", "ratio"))
+        ax.set_ylabel(wrapped(plot.get("ylabel", "ratio"), 45), fontsize=9)
         ax.set_title(wrapped(t["caption"], 75), fontsize=9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)

@@ -943,7 +943,8 @@ def main(argv):
                                               index, s["id"]))
     if problem:
         print("report: no plots: " + problem, file=sys.stderr)
-    print("report: %s (also README.md, plots/)" % index)
+    print("report: %s (also README.md%s)" % (index,
+                                            "" if problem else ", plots/"))
     return 0
 
 

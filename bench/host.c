@@ -117,10 +117,26 @@ static void lb_json_kv_count(FILE *f, const char *key, unsigned v)
 		fprintf(f, ", \"%s\": null", key);
 }
 
+/* The compiler that built lockbench (and, in one build, the library). */
+static const char *lb_compiler(char *buf, size_t n)
+{
+	size_t len;
+
+#ifdef __clang__
+	snprintf(buf, n, "clang %s", __clang_version__);
+#else
+	snprintf(buf, n, "gcc %s", __VERSION__);
+#endif
+	len = strlen(buf);
+	while (len && buf[len - 1] == ' ') /* clang's version ends in one */
+		buf[--len] = 0;
+	return buf;
+}
+
 void lb_host_json(FILE *f)
 {
 	char model[256], kernel[sizeof(((struct utsname *)0)->release) * 2 + 2];
-	char date[32];
+	char date[32], compiler[128];
 	struct utsname u;
 	time_t now = time(NULL);
 	struct tm tm;
@@ -136,11 +152,7 @@ void lb_host_json(FILE *f)
 		snprintf(kernel, sizeof(kernel), "%s %s", u.release, u.machine);
 	lb_json_kv_str(f, "kernel", kernel);
 	lb_json_kv_str(f, "glibc", gnu_get_libc_version());
-#ifdef __clang__
-	lb_json_kv_str(f, "compiler", "clang " __clang_version__);
-#else
-	lb_json_kv_str(f, "compiler", "gcc " __VERSION__);
-#endif
+	lb_json_kv_str(f, "compiler", lb_compiler(compiler, sizeof(compiler)));
 	lb_json_kv_str(f, "command", lb_host_cmd);
 	gmtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);

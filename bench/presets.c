@@ -66,7 +66,8 @@ static const struct lb_preset lb_presets[] = {
 	 * the glibc and Concurrency Kit rwlocks for scale (ck-rwlock only when
 	 * libck-dev is installed).  "% change" of the seed = the after/before
 	 * ratio.  5M iterations per thread as the seed; for another length run
-	 * the plain command the heading describes with -n. */
+	 * the plain command the heading describes with -n.  --short runs the
+	 * rows where the patch saw an effect (2-6 threads) and 10 and 20. */
 	{ "000", "qrwlock 2015: byte cmpxchg for _QW_WAITING (loop, R:W 5:1, ms)",
 	  "qrwlock-2015-cmpxchg-loop,qrwlock-2015-byte",
 	  { { .name = "seed-000", .title = "seed 000: qrwlock _QW_WAITING byte "
@@ -76,7 +77,7 @@ static const struct lb_preset lb_presets[] = {
 		       "pthread-rwlock,pthread-rwlock-wpref,ck-rwlock",
 	      .labels = "before,after,qrwlock,pthread-rwlock,"
 			"pthread-rwlock-wpref,ck-rwlock",
-	      .threads = "2-10,15,20", .threads_short = "2,3,4,8,15",
+	      .threads = "2-10,15,20", .threads_short = "2-6,10,20",
 	      .iters = 5000000, .iters_short = 200000,
 	      .rd = 5, .wr = 1, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 } } },
@@ -137,10 +138,10 @@ static const struct lb_preset lb_presets[] = {
 	      .workload = LB_W_LOOP,
 	      .locks = "qspinlock-cmpxchg-grab,qspinlock",
 	      .labels = "Before patch,After patch",
-	      .threads = "3-8", .threads_short = "3,4",
+	      .threads = "3-8", .threads_short = "3-8",
 	      .iters = 5000000, .iters_short = 100000,
 	      .rd = 0, .wr = 1, .load = 1, .lock_lat = 1,
-	      .reps = 5, .reps_short = 3 } } },
+	      .reps = 5, .reps_short = 5 } } },
 
 	/* ---- seed 004: TP-futex, readers grouped (perf bench futex) ----
 	 * All of the seed's tables: mutex totals; rwlock 1:1 totals with
@@ -225,7 +226,7 @@ static const struct lb_preset lb_presets[] = {
 	  { { .name = "baseline-mutex", .title = "baseline mutexes, rate",
 	      .workload = LB_W_RATE, .locks = BASELINE_MUTEXES,
 	      .base = "pthread-mutex",
-	      .threads = "1,2,4,8,16", .threads_short = "1,2,4,8,16",
+	      .threads = "1,2,4,8,16", .threads_short = "1,2,8,16",
 	      .duration_s = 2, .duration_short_s = 0.4,
 	      .rd = 0, .wr = 1, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },
@@ -233,7 +234,7 @@ static const struct lb_preset lb_presets[] = {
 	      "R:W 1:1",
 	      .workload = LB_W_RATE, .locks = BASELINE_RWLOCKS,
 	      .base = "pthread-rwlock",
-	      .threads = "1,2,4,8,16", .threads_short = "1,2,4,8,16",
+	      .threads = "1,2,4,8,16", .threads_short = "1,2,8,16",
 	      .duration_s = 2, .duration_short_s = 0.4,
 	      .rd = 1, .wr = 1, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },

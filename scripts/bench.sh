@@ -4,7 +4,8 @@
 # the seed reproduction report from it (docs/bench-report.md).
 #   sh scripts/bench.sh [LOCKBENCH ARGS]     default: seed all --short
 # Environment: BUILD_DIR (build), REPORT_DIR (report), JOBS, BUILD_TYPE,
-# CMAKE_FLAGS.  The JSON is kept as $REPORT_DIR/lockbench.json, so
+# CMAKE_FLAGS; BENCH_MAP: a `lockbench map` JSON for the report's machine
+# section (hook for the map subcommand, see docs/bench-report.md).  The JSON is kept as $REPORT_DIR/lockbench.json, so
 # `lockbench report report/lockbench.json -o DIR` re-renders it.
 set -u
 build_dir=${BUILD_DIR:-build}
@@ -32,7 +33,8 @@ if [ $rc -ne 0 ]; then
 	exit $rc
 fi
 mv "$json.part" "$json"
-if ! "$build_dir/bench/lockbench" report "$json" -o "$report_dir"; then
+if ! "$build_dir/bench/lockbench" report "$json" -o "$report_dir" \
+	${BENCH_MAP:+--map "$BENCH_MAP"}; then
 	echo "bench: the run is saved in $json; once python3 (and" \
 	     "python3-matplotlib) are installed, render it with:" \
 	     "$build_dir/bench/lockbench report $json -o $report_dir" >&2

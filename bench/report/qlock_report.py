@@ -22,6 +22,7 @@ import math
 import os
 import statistics
 import sys
+import textwrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_THRESHOLD = 0.03
@@ -260,6 +261,8 @@ def seed_verdict(seed, run):
     v = seed["verdict"]
     tables = {t["id"]: t for t in seed["tables"]}
     threshold = v.get("threshold", DEFAULT_THRESHOLD)
+    if not used_experiments(seed) & set(run.exps):
+        return "inconclusive", "not run (no experiment of this seed in the input)"
     counts = {"agrees": 0, "opposite": 0, "same side, much smaller": 0,
               "within noise": 0}
     example = None
@@ -844,7 +847,6 @@ def plot_rw_rates(plt, seed, plot, run):
 
 
 def wrapped(text, width):
-    import textwrap
     return "\n".join(textwrap.wrap(text, width))
 
 

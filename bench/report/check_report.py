@@ -31,7 +31,7 @@ def fail(msg):
 
 def check_verdict_rule():
     sys.path.insert(0, HERE)
-    import qlock_report as q
+    import report_model as q
     cases = [
         # published ratio, ours (median, min, max, n), expected
         (0.90, (0.88, 0.85, 0.95, 3), "agrees"),

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """The data side of the seed report: lockbench --json runs, the published
 tables and how each row maps onto our experiments, paired ratios, the
-verdict rule (documented in qlock_report.py and docs/bench-report.md) and
+verdict rule (seed_verdict; docs/bench-report.md) and
 number formatting.  Standard library only."""
 import json
 import math
@@ -13,6 +13,7 @@ DEFAULT_THRESHOLD = 0.03
 # An effect on the claimed side but smaller than this fraction of the
 # published one (in log terms) does not reproduce the claim.
 WEAKER = 0.5
+
 # ---- input -----------------------------------------------------------------
 
 

@@ -241,6 +241,10 @@ def judge(pub, ours, threshold):
     return "within noise"
 
 
+DECISIVE = {"agrees": 3, "opposite": 2, "same side, much smaller": 1,
+            "within noise": 0}
+
+
 def seed_verdict(seed, run):
     """(verdict, one-line reason) of a seed.  Each row of the seed's chosen
     published table whose figure of merit (after/before) differs from 1 by
@@ -266,8 +270,8 @@ def seed_verdict(seed, run):
             j = judge(pub, ours, threshold)
             if j in counts:
                 counts[j] += 1
-                if example is None or (j == "agrees") > (example[0] ==
-                                                         "agrees"):
+                # the reason quotes the most decisive row
+                if example is None or DECISIVE[j] > DECISIVE[example[0]]:
                     example = (j, row, pub, ours, merit, tid)
     a, o, n = counts["agrees"], counts["opposite"], counts["within noise"]
     w = counts["same side, much smaller"]

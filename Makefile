@@ -1,5 +1,7 @@
 # qlock: the two set-up commands of README.md, and a few helpers.
 #   make bench   build, then run the seed-reproduction benchmark suite (short mode)
+#                and write the report to report/ (scripts/bench.sh)
+#   make bench-full  the same at the patches' full sizes
 #   make test    build, then run every test, then again under ThreadSanitizer
 BUILD_DIR ?= build
 TSAN_DIR  ?= build-tsan
@@ -8,7 +10,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 BENCH_ARGS ?= seed all --short
 
-.PHONY: all build bench test test-plain test-tsan deps clean
+.PHONY: all build bench bench-full test test-plain test-tsan deps clean
 
 all: build
 
@@ -20,8 +22,14 @@ build:
 deps:
 	@sh scripts/install-deps.sh --optional
 
-bench: deps build
-	$(BUILD_DIR)/bench/lockbench $(BENCH_ARGS)
+BENCH_ENV = BUILD_DIR=$(BUILD_DIR) JOBS=$(JOBS) BUILD_TYPE=$(BUILD_TYPE) \
+	CMAKE_FLAGS="$(CMAKE_FLAGS)"
+
+bench: deps
+	@$(BENCH_ENV) sh scripts/bench.sh $(BENCH_ARGS)
+
+bench-full: deps
+	@$(BENCH_ENV) sh scripts/bench.sh seed all
 
 test: test-plain test-tsan
 

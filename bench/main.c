@@ -9,6 +9,9 @@
 
 int main(int argc, char **argv)
 {
+	lb_host_set_command(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return lb_report_main(argc, argv, 2);
 	if (argc > 1 && !strcmp(argv[1], "seed"))
 		return lb_preset_main(argc, argv, 2);
 	return lb_main_cli(argc, argv);

@@ -72,7 +72,7 @@ void lb_out_csv(FILE *f, const struct lb_results *r)
 
 /* ---- JSON --------------------------------------------------------------- */
 
-static void lb_json_str(FILE *f, const char *s)
+void lb_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; s && *s; s++) {
@@ -188,8 +188,9 @@ static void lb_json_point(FILE *f, const struct lb_results *r, size_t l,
 void lb_out_json_begin(FILE *f)
 {
 	fprintf(f, "{\n  \"schema\": \"%s\",\n  \"lockbench_version\": \"%s\",\n"
-		"  \"host\": {\"online_cpus\": %ld},\n  \"experiments\": [\n",
-		LB_JSON_SCHEMA_ID, LB_VERSION, sysconf(_SC_NPROCESSORS_ONLN));
+		"  \"host\": ", LB_JSON_SCHEMA_ID, LB_VERSION);
+	lb_host_json(f);
+	fputs(",\n  \"experiments\": [\n", f);
 }
 
 void lb_out_json_experiment(FILE *f, const struct lb_results *r, bool first)

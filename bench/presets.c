@@ -54,7 +54,7 @@ struct lb_preset {
 	.locks = "rwsem-wake-front,rwsem,pthread-rwlock,qrwlock",           \
 	.labels = "Pre-patch,Post-patch,glibc rwlock,qrwlock",              \
 	.base = "rwsem-wake-front",                                         \
-	.threads = "2,4,8,16,32,64", .threads_short = "4,16,64",            \
+	.threads = "4,8,16,32,64,240", .threads_short = "4,16,64",            \
 	.duration_s = 2, .duration_short_s = 0.5,                           \
 	.rd = 1, .wr = 1, .xthread = true, .load = 50, .lock_lat = 50,      \
 	.reps = 5, .reps_short = 3
@@ -66,7 +66,8 @@ static const struct lb_preset lb_presets[] = {
 	 * the glibc and Concurrency Kit rwlocks for scale (ck-rwlock only when
 	 * libck-dev is installed).  "% change" of the seed = the after/before
 	 * ratio.  5M iterations per thread as the seed; for another length run
-	 * the plain command the heading describes with -n. */
+	 * the plain command the heading describes with -n.  --short runs the
+	 * rows where the patch saw an effect (2-6 threads) and 10 and 20. */
 	{ "000", "qrwlock 2015: byte cmpxchg for _QW_WAITING (loop, R:W 5:1, ms)",
 	  "qrwlock-2015-cmpxchg-loop,qrwlock-2015-byte",
 	  { { .name = "seed-000", .title = "seed 000: qrwlock _QW_WAITING byte "
@@ -76,13 +77,14 @@ static const struct lb_preset lb_presets[] = {
 		       "pthread-rwlock,pthread-rwlock-wpref,ck-rwlock",
 	      .labels = "before,after,qrwlock,pthread-rwlock,"
 			"pthread-rwlock-wpref,ck-rwlock",
-	      .threads = "2-10,15,20", .threads_short = "2,3,4,8,16",
+	      .threads = "2-10,15,20", .threads_short = "2-6,10,20",
 	      .iters = 5000000, .iters_short = 200000,
 	      .rd = 5, .wr = 1, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 } } },
 
 	/* ---- seed 001: qspinlock, cmpxchg wait for the pending owner ----
-	 * Slot: needs qspinlock-cmpxchg-wait (the RFC) and qspinlock. */
+	 * Slot: needs qspinlock-cmpxchg-wait (the RFC) and qspinlock.  5 reps
+	 * in short mode too: the RFC lists 5 runs of each and their total. */
 	{ "001", "qspinlock RFC: cmpxchg-wait vs load-acquire, data in/out of "
 	  "the lock line (loop, 2 threads, ms)",
 	  "qspinlock,qspinlock-cmpxchg-wait",
@@ -93,7 +95,7 @@ static const struct lb_preset lb_presets[] = {
 	      .threads = "2", .threads_short = "2",
 	      .iters = 5000000, .iters_short = 500000,
 	      .rd = 0, .wr = 1, .load = 1, .lock_lat = 1,
-	      .data = LB_DATA_SAME_LINE, .reps = 5, .reps_short = 3 },
+	      .data = LB_DATA_SAME_LINE, .reps = 5, .reps_short = 5 },
 	    { .name = "seed-001-other-line", .title = "seed 001 B: data in a "
 	      "different cache line, 2 threads",
 	      .workload = LB_W_LOOP, .locks = "qspinlock,qspinlock-cmpxchg-wait",
@@ -101,14 +103,15 @@ static const struct lb_preset lb_presets[] = {
 	      .threads = "2", .threads_short = "2",
 	      .iters = 5000000, .iters_short = 500000,
 	      .rd = 0, .wr = 1, .load = 1, .lock_lat = 1,
-	      .data = LB_DATA_OTHER_LINE, .reps = 5, .reps_short = 3 } } },
+	      .data = LB_DATA_OTHER_LINE, .reps = 5, .reps_short = 5 } } },
 
 	/* ---- seed 002: rwsem wakes almost all readers (2019) ----
 	 * Columns: the seed's before/after (rwsem-wake-front: wake only the
 	 * readers in front of the first queued writer; rwsem: up to 256
 	 * readers from the whole queue), then glibc's rwlock and the queued
 	 * rwlock for scale.  Equal numbers of separate reader and writer
-	 * threads, 2 to 64 (oversubscribed on small machines).  The critical
+	 * threads at the patch's rows, 4 to 240 (oversubscribed on small
+	 * machines; --short: 4, 16, 64).  The critical
 	 * section and the gap between operations are 50 cpu_relax() each
 	 * (~1.5-2 us here): long enough that waiters queue and sleep, short
 	 * enough that the lock stays contended.  Other values: run the plain
@@ -135,17 +138,19 @@ static const struct lb_preset lb_presets[] = {
 	      .workload = LB_W_LOOP,
 	      .locks = "qspinlock-cmpxchg-grab,qspinlock",
 	      .labels = "Before patch,After patch",
-	      .threads = "3-8", .threads_short = "3,4",
+	      .threads = "3-8", .threads_short = "3-8",
 	      .iters = 5000000, .iters_short = 100000,
 	      .rd = 0, .wr = 1, .load = 1, .lock_lat = 1,
-	      .reps = 5, .reps_short = 3 } } },
+	      .reps = 5, .reps_short = 5 } } },
 
 	/* ---- seed 004: TP-futex, readers grouped (perf bench futex) ----
 	 * All of the seed's tables: mutex totals; rwlock 1:1 totals with
 	 * futex calls and per-thread rates against thread count (+ the
 	 * no-group "before"); 90/95/100% readers; separate reader and
 	 * writer threads at L = 1, 5, 50.  Both preference kinds of the WW
-	 * and glibc baselines sit in the same tables. */
+	 * and glibc baselines sit in the same tables.  Thread counts are the
+	 * patch's rows (1 thread per core of its 36-core machine: 9, 18, 27,
+	 * 36; the sweeps at 36), oversubscribed on smaller machines. */
 	{ "004", "TP futex: mutex and rwlock vs WW futex and glibc (futex)",
 	  "tp-mutex,tp-rwlock,tp-rwlock-nogroup",
 	  {
@@ -166,7 +171,7 @@ static const struct lb_preset lb_presets[] = {
 	      .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref,"
 			"TP no group",
 	      .base = "ww-rwlock-rpref",
-	      .threads = "2,4,8,16", .threads_short = "8,16",
+	      .threads = "9,18,27,36", .threads_short = "9,36",
 	      .duration_s = 10, .duration_short_s = 1,
 	      .rd = 50, .wr = 50, .load = 1, .lock_lat = 1,
 	      /* 5 short reps: the table with the TP targets, and one run
@@ -175,42 +180,42 @@ static const struct lb_preset lb_presets[] = {
 	    { .name = "seed-004-read90", .title = "seed 004: 90% readers, reader- and writer-preferring baselines",
 	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
 	      .base = "ww-rwlock-rpref",
-	      .threads = "8,16", .threads_short = "8",
+	      .threads = "36", .threads_short = "36",
 	      .duration_s = 10, .duration_short_s = 0.5,
 	      .rd = 90, .wr = 10, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },
 	    { .name = "seed-004-read95", .title = "seed 004: 95% readers, reader- and writer-preferring baselines",
 	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
 	      .base = "ww-rwlock-rpref",
-	      .threads = "8,16", .threads_short = "8",
+	      .threads = "36", .threads_short = "36",
 	      .duration_s = 10, .duration_short_s = 0.5,
 	      .rd = 95, .wr = 5, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },
 	    { .name = "seed-004-read100", .title = "seed 004: 100% readers, reader- and writer-preferring baselines",
 	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
 	      .base = "ww-rwlock-rpref",
-	      .threads = "8,16", .threads_short = "8",
+	      .threads = "36", .threads_short = "36",
 	      .duration_s = 10, .duration_short_s = 0.5,
 	      .rd = 100, .wr = 0, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },
 	    { .name = "seed-004-xthread-L1", .title = "seed 004: separate reader and writer threads, L=1",
 	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
 	      .base = "ww-rwlock-rpref",
-	      .threads = "8,16", .threads_short = "8",
+	      .threads = "36", .threads_short = "36",
 	      .duration_s = 10, .duration_short_s = 0.5,
 	      .rd = 50, .wr = 50, .xthread = true, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },
 	    { .name = "seed-004-xthread-L5", .title = "seed 004: separate reader and writer threads, L=5",
 	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
 	      .base = "ww-rwlock-rpref",
-	      .threads = "8,16", .threads_short = "8",
+	      .threads = "36", .threads_short = "36",
 	      .duration_s = 10, .duration_short_s = 0.5,
 	      .rd = 50, .wr = 50, .xthread = true, .load = 5, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },
 	    { .name = "seed-004-xthread-L50", .title = "seed 004: separate reader and writer threads, L=50",
 	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
 	      .base = "ww-rwlock-rpref",
-	      .threads = "8,16", .threads_short = "8",
+	      .threads = "36", .threads_short = "36",
 	      .duration_s = 10, .duration_short_s = 0.5,
 	      .rd = 50, .wr = 50, .xthread = true, .load = 50, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 } } },
@@ -221,7 +226,7 @@ static const struct lb_preset lb_presets[] = {
 	  { { .name = "baseline-mutex", .title = "baseline mutexes, rate",
 	      .workload = LB_W_RATE, .locks = BASELINE_MUTEXES,
 	      .base = "pthread-mutex",
-	      .threads = "1,2,4,8,16", .threads_short = "1,2,4,8,16",
+	      .threads = "1,2,4,8,16", .threads_short = "1,2,8,16",
 	      .duration_s = 2, .duration_short_s = 0.4,
 	      .rd = 0, .wr = 1, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },
@@ -229,7 +234,7 @@ static const struct lb_preset lb_presets[] = {
 	      "R:W 1:1",
 	      .workload = LB_W_RATE, .locks = BASELINE_RWLOCKS,
 	      .base = "pthread-rwlock",
-	      .threads = "1,2,4,8,16", .threads_short = "1,2,4,8,16",
+	      .threads = "1,2,4,8,16", .threads_short = "1,2,8,16",
 	      .duration_s = 2, .duration_short_s = 0.4,
 	      .rd = 1, .wr = 1, .load = 1, .lock_lat = 1,
 	      .reps = 5, .reps_short = 3 },

@@ -1,0 +1,400 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The seed reproduction report: lockbench --json output beside the tables
+the seed patches published (published.json), with a computed verdict and a
+plot per seed.  Writes DIR/index.html (self-contained: plots inlined as
+SVG), DIR/README.md (the same content, plots linked) and DIR/plots/*.svg,
+*.png, and prints one line per seed.  Usually run as
+`lockbench report FILE.json... -o DIR` (docs/bench-report.md).
+
+Modules: report_model.py (runs, published tables, ratios, the verdict),
+report_plots.py (matplotlib), this file (the document and the command).
+
+The verdict rule is report_model.seed_verdict's (docs/bench-report.md).
+"""
+import argparse
+import html
+import os
+import sys
+
+from report_model import (DEFAULT_THRESHOLD, Run, exp_params, figure,
+                          fmt_num, fmt_ratio, fmt_ratio_spread, fmt_spread,
+                          judge, load_json, row_label, seed_verdict,
+                          table_rows, used_experiments)
+from report_plots import make_plots
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# ---- the document: blocks rendered to both HTML and Markdown --------------
+
+
+class Doc:
+    def __init__(self):
+        self.blocks = []
+
+    def h(self, level, text, anchor=None):
+        self.blocks.append(("h", level, text, anchor))
+
+    def p(self, text):
+        self.blocks.append(("p", text))
+
+    def table(self, header, rows, caption=None):
+        self.blocks.append(("table", header, rows, caption))
+
+    def img(self, name, alt):
+        self.blocks.append(("img", name, alt))
+
+    def markdown(self):
+        out = []
+        for b in self.blocks:
+            if b[0] == "h":
+                out.append("#" * b[1] + " " + b[2])
+            elif b[0] == "p":
+                out.append(b[1])
+            elif b[0] == "table":
+                if b[3]:
+                    out.append("*%s*" % b[3])
+                out.append(md_table(b[1], b[2]))
+            elif b[0] == "img":
+                out.append("![%s](plots/%s.png)" % (b[2], b[1]))
+        return "\n\n".join(out) + "\n"
+
+    def html(self, plot_dir):
+        out = [HTML_HEAD]
+        for b in self.blocks:
+            if b[0] == "h":
+                anchor = ' id="%s"' % b[3] if b[3] else ""
+                out.append("<h%d%s>%s</h%d>" % (b[1], anchor, inline(b[2]),
+                                                b[1]))
+            elif b[0] == "p":
+                out.append("<p>%s</p>" % inline(b[1]))
+            elif b[0] == "table":
+                out.append(html_table(b[1], b[2], b[3]))
+            elif b[0] == "img":
+                out.append('<figure>%s<figcaption>%s</figcaption></figure>'
+                           % (svg_inline(plot_dir, b[1]), html.escape(b[2])))
+        out.append("</body></html>\n")
+        return "\n".join(out)
+
+
+HTML_HEAD = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>qlock seed reproduction report</title>
+<style>
+body { font-family: sans-serif; max-width: 70em; margin: 1em auto;
+       padding: 0 1em; color: #222; line-height: 1.4; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 90%; }
+th, td { border: 1px solid #bbb; padding: 0.2em 0.5em; text-align: right; }
+th { background: #eee; }
+td:first-child, th:first-child { text-align: left; }
+caption { caption-side: top; text-align: left; font-style: italic; }
+code { background: #f3f3f3; padding: 0 0.2em; }
+figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
+.reproduced { color: #060; font-weight: bold; }
+.not-reproduced { color: #a00; font-weight: bold; }
+.inconclusive { color: #a60; font-weight: bold; }
+</style></head><body>"""
+
+
+def inline(text):
+    """Markdown's `code` and **bold** in a paragraph, for HTML."""
+    out, bold = [], False
+    parts = html.escape(text).split("`")
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append("<code>%s</code>" % part)
+            continue
+        segs = part.split("**")
+        for j, seg in enumerate(segs):
+            if j:
+                bold = not bold
+                out.append("<b>" if bold else "</b>")
+            out.append(seg)
+    return "".join(out)
+
+
+def md_cell(s):
+    return str(s).replace("|", "\\|")
+
+
+def md_table(header, rows):
+    lines = ["| " + " | ".join(md_cell(h) if h else " " for h in header)
+             + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        lines.append("| " + " | ".join(md_cell(c) for c in r) + " |")
+    return "\n".join(lines)
+
+
+def html_table(header, rows, caption):
+    out = ["<table>"]
+    if caption:
+        out.append("<caption>%s</caption>" % inline(caption))
+    out.append("<tr>" + "".join("<th>%s</th>" % html.escape(str(h))
+                                for h in header) + "</tr>")
+    for r in rows:
+        out.append("<tr>" + "".join("<td>%s</td>" % inline(str(c))
+                                    for c in r) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def svg_inline(plot_dir, name):
+    """The SVG of a plot, its ids prefixed with the plot's name: inlined
+    SVGs share one id space, and two plots' clip paths must not mix."""
+    with open(os.path.join(plot_dir, name + ".svg")) as f:
+        svg = f.read()
+    svg = svg[svg.index("<svg"):]
+    for a, b in (('id="', 'id="%s-'), ('href="#', 'href="#%s-'),
+                 ("url(#", "url(#%s-")):
+        svg = svg.replace(a, b % name)
+    return svg
+
+
+# ---- per-seed sections -----------------------------------------------------
+
+
+def add_published(doc, seed, t):
+    c = seed["citation"]
+    doc.table(t["columns"], t["rows"],
+              "Published: %s (%s, \"%s\", %s)" % (
+                  t["caption"], c["author"], c["subject"], c["date"]))
+    if t.get("note"):
+        doc.p("The patch: " + t["note"])
+
+
+def our_columns(t):
+    ours = t["ours"]
+    cols = [(name, ours["columns"][name]) for name in t["columns"]
+            if name in ours["columns"]]
+    return cols + list(ours.get("extra_columns", {}).items())
+
+
+def add_ours(doc, t, run):
+    rows, exps, over = table_rows(t, run), [], False
+    cols = our_columns(t)
+    body = []
+    for row in rows:
+        label = row.key + (" †" if row.oversub else "")
+        over |= row.oversub
+        if row.missing:
+            body.append([label] + ["-"] * len(cols))
+            continue
+        if row.exp_name not in exps:
+            exps.append(row.exp_name)
+        body.append([label] + [fmt_ours(row, lock) for _, lock in cols])
+    header = [t["columns"][0] or ""] + ["%s (`%s`)" % (n, lock)
+                                        for n, lock in cols]
+    unit = t["ours"].get("unit", "")
+    doc.table(header, body, "Measured here%s" % (", " + unit if unit else ""))
+    notes = [exp_params(run.exps[e]) for e in exps]
+    if over:
+        notes.append("† more threads than the %d online CPUs here: "
+                     "oversubscribed" % run.cpus)
+    notes += missing_notes(rows)
+    for n in notes:
+        doc.p(n)
+
+
+def fmt_ours(row, lock):
+    s = row.ours(lock)
+    if s and row.aggregate == "sum":
+        return "%s (sum of %d runs)" % (fmt_num(s[0]), s[3])
+    return fmt_spread(s)
+
+
+def missing_notes(rows):
+    out = []
+    no_thr = [r for r in rows if r.missing == "threads"]
+    if no_thr:
+        out.append("rows %s: not in this run (it ran %s threads; `make "
+                   "bench-full` runs every row)" % (
+                       ", ".join(r.key for r in no_thr),
+                       ", ".join(map(str, no_thr[0].exp["threads"]))))
+    no_rep = [r.key for r in rows if r.missing == "reps"]
+    if no_rep:
+        out.append("runs %s: this run made fewer reps" % ", ".join(no_rep))
+    for r in rows:
+        if r.missing and r.missing not in ("threads", "reps"):
+            out.append("row %s: %s" % (r.key, r.missing))
+    return out
+
+
+def add_merits(doc, seed, t, run):
+    rows = table_rows(t, run)
+    for merit in t.get("merits", []):
+        fmt = merit.get("format", "x")
+        body = []
+        for row in rows:
+            pub, ours = row.published_ratio(t, merit), row.ratio(t, merit)
+            j = judge(pub, ours, seed["verdict"].get("threshold",
+                                                     DEFAULT_THRESHOLD))
+            if row.rep and ours:
+                j = "one run: not judged"
+            body.append([row_label(row), fmt_ratio(pub, fmt),
+                         fmt_ratio(ours[0], fmt) if row.rep and ours
+                         else fmt_ratio_spread(ours, fmt), j])
+        doc.table(["row", "published", "here: median [per-rep min..max]",
+                   "here vs published"], body,
+                  "Figure of merit: %s" % merit["label"])
+
+
+def add_seed(doc, seed, run, plot_dir, verdict):
+    c = seed["citation"]
+    doc.h(2, "Seed %s: %s" % (seed["id"], seed["title"]), "seed-" + seed["id"])
+    doc.p("**%s**, %s, %s (%s)." % (c["subject"], c["author"], c["date"],
+                                   c["source"]))
+    doc.p(seed["changed"])
+    doc.p("**Verdict: %s.** %s." % (verdict[0], verdict[1]))
+    doc.p("Published on: %s.  Why it may differ here: %s." % (
+        seed["machine"], seed["regime"]))
+    for i, plot in enumerate(seed.get("plots", [])):
+        name = "seed-%s-%d" % (seed["id"], i + 1)
+        if plot_dir and os.path.exists(os.path.join(plot_dir, name + ".svg")):
+            doc.img(name, plot_caption(seed, plot))
+    for t in seed["tables"]:
+        doc.h(3, t["caption"])
+        add_published(doc, seed, t)
+        if "not_run" in t:
+            doc.p("Not run here: %s." % t["not_run"])
+            continue
+        add_ours(doc, t, run)
+        add_merits(doc, seed, t, run)
+    add_extra_experiments(doc, seed, run)
+
+def add_extra_experiments(doc, seed, run):
+    used = used_experiments(seed)
+    for name, exp in run.exps.items():
+        if name.startswith("seed-%s" % seed["id"]) and name not in used:
+            doc.h(3, "Measured here without a published counterpart: "
+                  + exp["title"])
+            add_plain_experiment(doc, exp, run)
+
+
+def add_plain_experiment(doc, exp, run):
+    header = ["threads"] + ["`%s`" % lk for lk in exp["locks"]]
+    body = []
+    for th in exp["threads"]:
+        mark = " †" if run.cpus and th > run.cpus else ""
+        body.append([str(th) + mark] +
+                    [fmt_spread(figure(exp, lk, th, "primary"))
+                     for lk in exp["locks"]])
+    doc.table(header, body, "%s (%s)" % (exp["title"], exp["primary"]["unit"]))
+    doc.p(exp_params(exp))
+
+
+def plot_caption(seed, plot):
+    kinds = {"ratio_lines": "published ratio (line) beside ours (median, "
+             "bars: per-rep min..max)",
+             "ratio_bars": "published ratio beside ours (bars: per-rep "
+             "min..max)",
+             "fairness": "per-thread rate spread (min..max relative to the "
+             "mean): published and here",
+             "rw_rates": "reader and writer rates per thread, published and "
+             "here (log scale; 0 drawn at the bottom)"}
+    return "Seed %s: %s" % (seed["id"], kinds[plot["kind"]])
+
+
+# ---- machine section ----------------------------------------------------------
+
+
+HOST_FIELDS = [("cpu_model", "CPU model"), ("online_cpus", "online CPUs"),
+               ("physical_cores", "physical cores"),
+               ("numa_nodes", "NUMA nodes"), ("kernel", "kernel"),
+               ("glibc", "glibc"), ("compiler", "compiler"),
+               ("command", "command"), ("date", "date (UTC)")]
+
+
+def add_machine(doc, run, map_doc):
+    doc.h(2, "Machine", "machine")
+    header = ["", ] + [os.path.basename(p) for p, _ in run.hosts]
+    body = [[label] + [str(h.get(key)) if h.get(key) is not None
+                       else "unknown" for _, h in run.hosts]
+            for key, label in HOST_FIELDS]
+    doc.table(header, body, "Where the measured figures come from")
+    add_map(doc, map_doc)
+
+
+def add_map(doc, map_doc):
+    """HOOK for `lockbench map` (perf branch): its heat table goes here.
+    Until its JSON format is merged this renders the generic shape
+    {"title", "columns": [...], "rows": [{"label", "values": [...]}]}."""
+    if map_doc is None:
+        return
+    doc.h(3, map_doc.get("title", "Performance map"))
+    rows = [[r.get("label", "")] + [fmt_num(v) if isinstance(v, (int, float))
+                                    else str(v) for v in r.get("values", [])]
+            for r in map_doc.get("rows", [])]
+    doc.table([""] + list(map_doc.get("columns", [])), rows)
+
+# ---- main --------------------------------------------------------------------
+
+
+def build_doc(pub, run, plot_dir, plot_problem, map_doc, verdicts):
+    doc = Doc()
+    doc.h(1, "qlock: seed reproduction report")
+    doc.p("The five kernel patches qlock reproduces, each with the table it "
+          "published (exactly as the patch gives it), the same rows measured "
+          "here by `lockbench`, the patch's figure of merit side by side, "
+          "and a verdict computed from the data: **reproduced** (the "
+          "per-rep spread of our ratio lies on the patch's side), **not "
+          "reproduced** (on the other side) or **inconclusive** (the spread "
+          "covers no change, or the rows were not run).  A ratio is after / "
+          "before of the patch, median of the reps with the smallest and "
+          "largest per-rep ratio (reps of both locks ran back to back).")
+    doc.table(["seed", "patch", "verdict", "reason"],
+              [[s["id"], s["title"], verdicts[s["id"]][0], verdicts[s["id"]][1]]
+               for s in pub["seeds"]], "Summary")
+    if plot_problem:
+        doc.p("No plots: " + plot_problem + ".")
+    for seed in pub["seeds"]:
+        add_seed(doc, seed, run, None if plot_problem else plot_dir,
+                 verdicts[seed["id"]])
+    others = [e for n, e in run.exps.items() if not n.startswith("seed-")]
+    if others:
+        doc.h(2, "Other experiments in the input", "other")
+        for exp in others:
+            add_plain_experiment(doc, exp, run)
+    add_machine(doc, run, map_doc)
+    if run.notes:
+        doc.p("lockbench notes: " + "; ".join(run.notes))
+    return doc
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(
+        prog="lockbench report",
+        description="Render the seed reproduction report from lockbench "
+        "--json output (docs/bench-report.md).")
+    ap.add_argument("files", nargs="+", metavar="FILE.json")
+    ap.add_argument("-o", "--output", required=True, metavar="DIR")
+    ap.add_argument("--published", default=os.path.join(HERE,
+                                                        "published.json"))
+    ap.add_argument("--map", metavar="MAP.json",
+                    help="a `lockbench map` result for the machine section")
+    args = ap.parse_args(argv)
+    pub = load_json(args.published)
+    run = Run(args.files)
+    map_doc = load_json(args.map) if args.map else None
+    out = args.output
+    plot_dir = os.path.join(out, "plots")
+    os.makedirs(out, exist_ok=True)
+    verdicts = {s["id"]: seed_verdict(s, run) for s in pub["seeds"]}
+    problem = make_plots(pub, run, plot_dir)
+    doc = build_doc(pub, run, plot_dir, problem, map_doc, verdicts)
+    with open(os.path.join(out, "README.md"), "w") as f:
+        f.write(doc.markdown())
+    with open(os.path.join(out, "index.html"), "w") as f:
+        f.write(doc.html(plot_dir))
+    index = os.path.join(out, "index.html")
+    for s in pub["seeds"]:
+        print("seed %s  %-14s  %s#seed-%s" % (s["id"], verdicts[s["id"]][0],
+                                              index, s["id"]))
+    if problem:
+        print("report: no plots: " + problem, file=sys.stderr)
+    print("report: %s (also README.md%s)" % (index,
+                                            "" if problem else ", plots/"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

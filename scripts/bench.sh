@@ -1,0 +1,42 @@
+#!/bin/sh
+# `make bench` and `make bench-full`: build quietly (the log is shown only
+# when the build fails), run the seed presets into one JSON file, and render
+# the seed reproduction report from it (docs/bench-report.md).
+#   sh scripts/bench.sh [LOCKBENCH ARGS]     default: seed all --short
+# Environment: BUILD_DIR (build), REPORT_DIR (report), JOBS, BUILD_TYPE,
+# CMAKE_FLAGS; BENCH_MAP: a `lockbench map` JSON for the report's machine
+# section (hook for the map subcommand, see docs/bench-report.md).  The JSON is kept as $REPORT_DIR/lockbench.json, so
+# `lockbench report report/lockbench.json -o DIR` re-renders it.
+set -u
+build_dir=${BUILD_DIR:-build}
+report_dir=${REPORT_DIR:-report}
+[ $# -eq 0 ] && set -- seed all --short
+
+mkdir -p "$build_dir" "$report_dir"
+log="$build_dir/bench-build.log"
+echo "bench: building in $build_dir (log: $log)"
+# shellcheck disable=SC2086 # CMAKE_FLAGS is a list of flags
+if ! { cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" \
+	${CMAKE_FLAGS:-} && cmake --build "$build_dir" -j "${JOBS:-2}"; } \
+	>"$log" 2>&1; then
+	cat "$log"
+	echo "bench: build failed (log above, also in $log)" >&2
+	exit 1
+fi
+
+json="$report_dir/lockbench.json"
+echo "bench: lockbench $* (progress on stderr)"
+"$build_dir/bench/lockbench" "$@" --json >"$json.part"
+rc=$?
+if [ $rc -ne 0 ]; then
+	echo "bench: lockbench failed with status $rc; partial output in $json.part" >&2
+	exit $rc
+fi
+mv "$json.part" "$json"
+if ! "$build_dir/bench/lockbench" report "$json" -o "$report_dir" \
+	${BENCH_MAP:+--map "$BENCH_MAP"}; then
+	echo "bench: the run is saved in $json; once python3 (and" \
+	     "python3-matplotlib) are installed, render it with:" \
+	     "$build_dir/bench/lockbench report $json -o $report_dir" >&2
+	exit 1
+fi

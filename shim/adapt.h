@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The pthread shim's adapter layer: one small set of operations per lock
- * algorithm, so the pthread entry points (qlock_pthread.c) do not care
+ * algorithm, so the pthread entry points (mutex.c, rwlock.c) do not care
  * which qlock lock sits inside the caller's pthread object.
  *
  * Mutex algorithms work on the 4-byte word at offset 0 of pthread_mutex_t

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pthread_cond_*: condition variables.
+ *
+ * A sequence word and a waiter count (the design of Rust std's futex
+ * condvar): a waiter reads the sequence, counts itself in and unlocks the
+ * mutex, then sleeps while the sequence is unchanged; signal/broadcast
+ * bump the sequence and wake one/all sleepers, and skip the system call
+ * when nobody waits.  The mutex is released and re-acquired through the
+ * shim's own unlock/lock, so every mutex kind and algorithm works (and
+ * glibc-owned mutexes too).  Spurious wake-ups are possible, as POSIX
+ * allows.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/stats.h"
+#include "shim.h"
+
+static inline struct qcv *QCV(pthread_cond_t *c) { return (struct qcv *)(void *)c; }
+
+static inline bool cond_glibc(pthread_cond_t *c)
+{
+	return (qa_read(&QCV(c)->wrefs) & QCV_PSHARED) != 0;
+}
+
+static int sys_futex_wait(uint32_t *w, uint32_t val, clockid_t clk,
+			  const struct timespec *abs)
+{
+	int flags = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
+
+	if (abs && clk == CLOCK_REALTIME)
+		flags |= FUTEX_CLOCK_REALTIME;
+	if (syscall(SYS_futex, w, flags, val, abs, NULL,
+		    FUTEX_BITSET_MATCH_ANY) == 0)
+		return 0;
+	return errno == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+static void sys_futex_wake(uint32_t *w, int nr)
+{
+	qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAKE, 1);
+	(void)syscall(SYS_futex, w, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, nr,
+		      NULL, NULL, 0);
+}
+
+struct cond_wait_ctx {
+	struct qcv *c;
+	pthread_mutex_t *m;
+};
+
+/* Cancelled while asleep: leave the waiters and take the mutex back
+ * before the caller's cleanup handlers run (as POSIX requires). */
+static void cond_cancel_cleanup(void *arg)
+{
+	struct cond_wait_ctx *x = arg;
+
+	qa_fetch_sub(&x->c->waiters, 1);
+	(void)mutex_acquire(x->m, 0, CLOCK_REALTIME, NULL);
+}
+
+static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m,
+			    clockid_t clk, const struct timespec *abs)
+{
+	struct qcv *q = QCV(c);
+	int err, oldtype, r;
+
+	if (abs && (!clock_ok(clk) || !nsec_ok(abs)))
+		return EINVAL;
+	qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAIT, 0); /* attach stats now */
+	uint32_t seq = qa_read_acquire(&q->seq);
+	qa_fetch_add(&q->waiters, 1);
+	err = mutex_release(m);
+	if (err) {
+		qa_fetch_sub(&q->waiters, 1);
+		return err;
+	}
+	if (abs && abs->tv_sec < 0) {
+		r = ETIMEDOUT;
+	} else {
+		struct cond_wait_ctx x = { q, m };
+
+		qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAIT, 1);
+		/* A cancellation point, as glibc's: cancellation is acted on
+		 * only while asleep (asynchronous type for the system call
+		 * alone), and the cleanup re-takes the mutex. */
+		pthread_cleanup_push(cond_cancel_cleanup, &x);
+		(void)pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
+		r = sys_futex_wait(&q->seq, seq, clk, abs);
+		(void)pthread_setcanceltype(oldtype, NULL);
+		pthread_cleanup_pop(0);
+	}
+	qa_fetch_sub(&q->waiters, 1);
+	err = mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
+	if (err)
+		return err; /* e.g. EOWNERDEAD from a glibc robust mutex */
+	return r;
+}
+
+static inline void cond_wake(pthread_cond_t *c, int nr)
+{
+	struct qcv *q = QCV(c);
+
+	if (qa_read_acquire(&q->waiters) == 0)
+		return;
+	qa_fetch_add(&q->seq, 1);
+	sys_futex_wake(&q->seq, nr);
+}
+
+EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
+{
+	int pshared = PTHREAD_PROCESS_PRIVATE;
+	clockid_t clk = CLOCK_REALTIME;
+
+	ready();
+	if (a) {
+		(void)pthread_condattr_getpshared(a, &pshared);
+		(void)pthread_condattr_getclock(a, &clk);
+	}
+	if (pshared != PTHREAD_PROCESS_PRIVATE) {
+		int err = real.pthread_cond_init(c, a);
+		if (!err)
+			QCV(c)->wrefs |= QCV_PSHARED;
+		return err;
+	}
+	memset(c, 0, sizeof(*c));
+	if (clk == CLOCK_MONOTONIC)
+		QCV(c)->wrefs = QCV_MONOTONIC;
+	return 0;
+}
+
+EXPORT int pthread_cond_destroy(pthread_cond_t *c)
+{
+	ready();
+	if (cond_glibc(c))
+		return real.pthread_cond_destroy(c);
+	return 0;
+}
+
+EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	ready();
+	if (cond_glibc(c))
+		return real.pthread_cond_wait(c, m);
+	return cond_wait_common(c, m, CLOCK_REALTIME, NULL);
+}
+
+EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+				  const struct timespec *abs)
+{
+	ready();
+	if (cond_glibc(c))
+		return real.pthread_cond_timedwait(c, m, abs);
+	return cond_wait_common(c, m,
+		(QCV(c)->wrefs & QCV_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME,
+		abs);
+}
+
+EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
+				  clockid_t clk, const struct timespec *abs)
+{
+	ready();
+	if (cond_glibc(c))
+		return real.pthread_cond_clockwait(c, m, clk, abs);
+	return cond_wait_common(c, m, clk, abs);
+}
+
+EXPORT int pthread_cond_signal(pthread_cond_t *c)
+{
+	ready();
+	if (cond_glibc(c))
+		return real.pthread_cond_signal(c);
+	cond_wake(c, 1);
+	return 0;
+}
+
+EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
+{
+	ready();
+	if (cond_glibc(c))
+		return real.pthread_cond_broadcast(c);
+	cond_wake(c, INT_MAX);
+	return 0;
+}

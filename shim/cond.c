@@ -10,6 +10,28 @@
  * shim's own unlock/lock, so every mutex kind and algorithm works (and
  * glibc-owned mutexes too).  Spurious wake-ups are possible, as POSIX
  * allows.
+ *
+ * Lifetime: a condvar may be destroyed, and its memory reused, as soon as
+ * every waiter has been woken (POSIX's pthread_cond_destroy example;
+ * C++'s condition_variable), while woken waiters are still on their way
+ * out.  So the waiter count is also a reference count, and destroy waits
+ * for it (glibc's approach): a waiter's last access to the object is the
+ * RMW that counts it out; if that RMW returns DESTROYING with a count of
+ * one, it wakes the destroyer with FUTEX_WAKE, which names the address
+ * but does not touch the memory.
+ *
+ *   waiters word: bits 0..30 count of waiters that may still touch the
+ *                 condvar, bit 31 DESTROYING (destroy waits on the word)
+ *   wait:     count+1, unlock, sleep on seq, count-1 (the last access),
+ *             lock
+ *   destroy:  *,DESTROYING; bump seq and wake all (waiters left blocked
+ *             would be a bug in the caller: they wake spuriously instead
+ *             of hanging destroy); sleep until count == 0
+ *
+ * Cancellation: a waiter cancelled after a signal or broadcast arrived
+ * may have been the thread that signal woke; it passes the wake on (bumps
+ * seq, wakes one) before it counts itself out, so no other waiter stays
+ * blocked for a signal nobody consumed (POSIX).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,18 +71,43 @@ static void sys_futex_wake(uint32_t *w, int nr)
 		      NULL, NULL, 0);
 }
 
+#define QCV_DESTROYING 0x80000000u
+#define QCV_COUNT (QCV_DESTROYING - 1)
+
+static void cond_bump_and_wake(struct qcv *q, int nr)
+{
+	qa_fetch_add(&q->seq, 1);
+	sys_futex_wake(&q->seq, nr);
+}
+
+/* The waiter's last access to the condvar: count itself out (release:
+ * its earlier accesses happen before a destroyer that sees the count
+ * drop).  After this the memory may belong to someone else. */
+static void cond_leave(struct qcv *q)
+{
+	uint32_t old = qa_fetch_sub_release(&q->waiters, 1);
+
+	if (qa_unlikely(old == (QCV_DESTROYING | 1)))
+		sys_futex_wake(&q->waiters, 1); /* address only, no access */
+}
+
 struct cond_wait_ctx {
 	struct qcv *c;
 	pthread_mutex_t *m;
+	uint32_t seq;
 };
 
-/* Cancelled while asleep: leave the waiters and take the mutex back
- * before the caller's cleanup handlers run (as POSIX requires). */
+/* Cancelled in the wait: pass on a wake we may have consumed, leave, and
+ * take the mutex back before the caller's cleanup handlers run (as POSIX
+ * requires). */
 static void cond_cancel_cleanup(void *arg)
 {
 	struct cond_wait_ctx *x = arg;
 
-	qa_fetch_sub(&x->c->waiters, 1);
+	if (qa_read(&x->c->seq) != x->seq &&
+	    (qa_read(&x->c->waiters) & QCV_COUNT) > 1)
+		cond_bump_and_wake(x->c, 1);
+	cond_leave(x->c);
 	(void)mutex_acquire(x->m, 0, CLOCK_REALTIME, NULL);
 }
 
@@ -77,13 +124,13 @@ static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m,
 	qa_fetch_add(&q->waiters, 1);
 	err = mutex_release(m);
 	if (err) {
-		qa_fetch_sub(&q->waiters, 1);
+		cond_leave(q);
 		return err;
 	}
 	if (abs && abs->tv_sec < 0) {
 		r = ETIMEDOUT;
 	} else {
-		struct cond_wait_ctx x = { q, m };
+		struct cond_wait_ctx x = { q, m, seq };
 
 		qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAIT, 1);
 		/* A cancellation point, as glibc's: cancellation is acted on
@@ -95,7 +142,7 @@ static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m,
 		(void)pthread_setcanceltype(oldtype, NULL);
 		pthread_cleanup_pop(0);
 	}
-	qa_fetch_sub(&q->waiters, 1);
+	cond_leave(q);
 	err = mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
 	if (err)
 		return err; /* e.g. EOWNERDEAD from a glibc robust mutex */
@@ -106,10 +153,26 @@ static inline void cond_wake(pthread_cond_t *c, int nr)
 {
 	struct qcv *q = QCV(c);
 
-	if (qa_read_acquire(&q->waiters) == 0)
+	if ((qa_read_acquire(&q->waiters) & QCV_COUNT) == 0)
 		return;
-	qa_fetch_add(&q->seq, 1);
-	sys_futex_wake(&q->seq, nr);
+	cond_bump_and_wake(q, nr);
+}
+
+/* Wait until every waiter has counted itself out (see the top). */
+static void cond_wait_for_waiters(struct qcv *q)
+{
+	uint32_t v = qa_read_acquire(&q->waiters);
+
+	if (v == 0)
+		return;
+	v = qa_fetch_or(&q->waiters, QCV_DESTROYING) | QCV_DESTROYING;
+	if (v & QCV_COUNT)
+		cond_bump_and_wake(q, INT_MAX);
+	while (v & QCV_COUNT) {
+		(void)sys_futex_wait(&q->waiters, v, CLOCK_REALTIME, NULL);
+		v = qa_read_acquire(&q->waiters); /* pairs with cond_leave */
+	}
+	qa_write(&q->waiters, 0);
 }
 
 EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
@@ -139,6 +202,7 @@ EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 	ready();
 	if (cond_glibc(c))
 		return real.pthread_cond_destroy(c);
+	cond_wait_for_waiters(QCV(c));
 	return 0;
 }
 

@@ -24,6 +24,8 @@
  *                 condvar, bit 31 DESTROYING (destroy waits on the word)
  *   wait:     count+1, unlock, sleep on seq, count-1 (the last access),
  *             lock
+ *   fork:     the first wait or destroy in a child zeroes the count (the
+ *             parent's waiters do not exist there; see fork.c)
  *   destroy:  *,DESTROYING; bump seq and wake all (waiters left blocked
  *             would be a bug in the caller: they wake spuriously instead
  *             of hanging destroy); sleep until count == 0
@@ -91,6 +93,20 @@ static void cond_leave(struct qcv *q)
 		sys_futex_wake(&q->waiters, 1); /* address only, no access */
 }
 
+/* In a fork child the count still holds the parent's waiters, which
+ * will never count themselves out: drop them at the first wait or
+ * destroy in the new generation. */
+static void cond_fork_check(struct qcv *q)
+{
+	uint32_t g = shim_fork_check();
+
+	if (qa_unlikely(qa_read_acquire(&q->gen) != g) &&
+	    shim_fork_claim(&q->gen, g)) {
+		qa_write(&q->waiters, 0);
+		shim_fork_repaired(&q->gen, g);
+	}
+}
+
 struct cond_wait_ctx {
 	struct qcv *c;
 	pthread_mutex_t *m;
@@ -120,6 +136,7 @@ static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m,
 	if (abs && (!clock_ok(clk) || !nsec_ok(abs)))
 		return EINVAL;
 	qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAIT, 0); /* attach stats now */
+	cond_fork_check(q);
 	uint32_t seq = qa_read_acquire(&q->seq);
 	qa_fetch_add(&q->waiters, 1);
 	err = mutex_release(m);
@@ -202,6 +219,7 @@ EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 	ready();
 	if (cond_glibc(c))
 		return real.pthread_cond_destroy(c);
+	cond_fork_check(QCV(c));
 	cond_wait_for_waiters(QCV(c));
 	return 0;
 }

@@ -139,6 +139,7 @@ void shim_setup(void)
 					 ralg_built_i, ralg_default());
 	shim_salg = (enum shim_salg)pick("QLOCK_SPIN", salg_names, SALG_NR,
 					 salg_built_i, SALG_QSPINLOCK);
+	shim_fork_setup();
 	(void)pthread_atfork(NULL, NULL, shim_atfork_child);
 	const char *st = getenv("QLOCK_STATS");
 	shim_stats = st && *st && strcmp(st, "0") != 0;

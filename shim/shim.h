@@ -41,7 +41,8 @@
  *  48  __flags   glibc's kind (kept, so the initialisers stay valid)
  * pthread_cond_t (48 bytes)
  *   0            sequence word (futex)
- *   4            waiter count
+ *   4            waiter count (and DESTROYING, see cond.c)
+ *   8            fork generation of the waiter count
  *  36  __wrefs   glibc's attribute bits: bit 0 pshared (= glibc-owned),
  *                bit 1 CLOCK_MONOTONIC
  * pthread_spinlock_t (4 bytes): a qlock_spinlock_t.
@@ -102,7 +103,8 @@ _Static_assert(offsetof(pthread_rwlock_t, __data.__flags) == offsetof(struct qrw
 struct qcv {                     /* overlay of pthread_cond_t */
 	uint32_t seq;
 	uint32_t waiters;
-	uint32_t unused[7];
+	uint32_t gen;            /* fork generation of `waiters` */
+	uint32_t unused[6];
 	uint32_t wrefs;          /* __wrefs */
 };
 _Static_assert(offsetof(pthread_cond_t, __data.__wrefs) == offsetof(struct qcv, wrefs), "wrefs");
@@ -178,13 +180,29 @@ void shim_print_stats(void);
 /* ---- fork (fork.c) --------------------------------------------------- */
 
 #define GEN_BUSY UINT32_MAX
+#define SHIM_FORK_ALIVE 1u
 extern uint32_t shim_forkgen;
+extern uint32_t *shim_fork_alive; /* 0 in a fork child until noticed */
+void shim_fork_setup(void);
 void shim_atfork_child(void);
+void shim_fork_noticed(void);
+bool shim_fork_claim(uint32_t *gen, uint32_t g);
+void shim_fork_repaired(uint32_t *gen, uint32_t g);
 void mutex_fork_repair(struct qm *q, uint32_t g);
+
+/* The current fork generation, bumped first if this is a child that has
+ * not noticed its fork yet. */
+static inline uint32_t shim_fork_check(void)
+{
+	if (qa_unlikely(qa_read_acquire(qa_read_acquire(&shim_fork_alive)) !=
+			SHIM_FORK_ALIVE))
+		shim_fork_noticed();
+	return qa_read(&shim_forkgen);
+}
 
 static inline void mutex_fork_check(struct qm *q)
 {
-	uint32_t g = qa_read(&shim_forkgen);
+	uint32_t g = shim_fork_check();
 
 	if (qa_unlikely(qa_read_acquire(&q->gen) != g))
 		mutex_fork_repair(q, g);

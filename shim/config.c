@@ -139,6 +139,7 @@ void shim_setup(void)
 					 ralg_built_i, ralg_default());
 	shim_salg = (enum shim_salg)pick("QLOCK_SPIN", salg_names, SALG_NR,
 					 salg_built_i, SALG_QSPINLOCK);
+	(void)qlock_set_misuse_handler(shim_on_misuse);
 	shim_fork_setup();
 	(void)pthread_atfork(NULL, NULL, shim_atfork_child);
 	const char *st = getenv("QLOCK_STATS");

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/misuse.h"
 #include "shim.h"
 
 /* glibc-owned: an attribute qlock does not implement, or destroyed. */
@@ -131,6 +132,13 @@ int mutex_release(pthread_mutex_t *m)
 	/* Also here: an unlock in a fork child must not hand the mutex to a
 	 * waiter of the parent (TP hand-off) or wake a ghost. */
 	mutex_fork_check(q);
+	if (qa_unlikely(!ma_is_held(q->word))) {
+		/* glibc's NORMAL mutex returns 0 here and so must we: a
+		 * program that runs under glibc keeps running.  Counted in
+		 * the statistics (shim_on_misuse). */
+		qc_misuse("pthread_mutex_unlock", "the mutex is not locked", m);
+		return 0;
+	}
 	ma_unlock(q->word);
 	return 0;
 }

@@ -174,8 +174,10 @@ static inline void ready(void)
  * (exported: tests and diagnostics ask it). */
 EXPORT const char *qlock_pthread_algorithm(const char *what);
 
-/* The report QLOCK_STATS asks for, at exit (stats.c). */
+/* The report QLOCK_STATS asks for, at exit, and the misuse handler that
+ * counts for it (stats.c). */
 void shim_print_stats(void);
+void shim_on_misuse(const char *fn, const char *what, const void *lock);
 
 /* ---- fork (fork.c) --------------------------------------------------- */
 

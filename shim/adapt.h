@@ -278,6 +278,32 @@ static inline bool ra_tryrdlock(void *s)
 	}
 }
 
+/* Can the algorithm let a reader in past waiting writers (while no
+ * writer holds the lock)?  Realtime readers need it (shim/rwlock.c). */
+static inline bool ra_has_unfair_read(void)
+{
+	switch (shim_ralg) {
+#ifdef SHIM_WITH_TP
+	case RALG_TP:
+		return true;
+#endif
+	default:
+		return false;
+	}
+}
+
+static inline bool ra_tryrdlock_unfair(void *s)
+{
+	switch (shim_ralg) {
+#ifdef SHIM_WITH_TP
+	case RALG_TP:
+		return qlock_tp_rwlock_tryrdlock_unfair((qlock_tp_rwlock_t *)s);
+#endif
+	default:
+		return ra_tryrdlock(s);
+	}
+}
+
 static inline int ra_timedrdlock(void *s, clockid_t clk,
 				 const struct timespec *abs)
 {

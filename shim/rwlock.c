@@ -2,9 +2,24 @@
 /*
  * pthread_rwlock_*: process-private rwlocks on the algorithm
  * QLOCK_RWLOCK chose; process-shared ones go to glibc.
+ *
+ * Realtime readers (POSIX, Thread Execution Scheduling): a SCHED_FIFO or
+ * SCHED_RR reader gets the lock when no writer holds it and no blocked
+ * writer has a higher or equal priority; every other reader keeps the
+ * algorithm's writer preference.  Realtime writers that block publish
+ * themselves in the rt_writers word (count in bits 8-31, the highest
+ * priority among them in bits 0-7) until they get the lock or give up;
+ * ordinary writers rank at 0, below every realtime reader.  The highest
+ * priority is kept until the count drops to zero: a reader may wait for a
+ * writer that has gone meanwhile, never pass one that ranks above it.
+ * Such a reader takes the lock past the waiting writers
+ * (ra_tryrdlock_unfair), polling while a writer holds it.  Only the
+ * algorithms that can admit a reader past waiting writers do this (TP).
+ * Who is realtime is asked only on the slow path.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 
 #include "shim.h"
@@ -37,6 +52,73 @@ static int rwlock_init(pthread_rwlock_t *r, const pthread_rwlockattr_t *a)
 	return 0;
 }
 
+#define RTW_PRIO_MASK 0xffu
+#define RTW_ONE 0x100u
+
+/* The caller's SCHED_FIFO/SCHED_RR priority (>= 1), 0 for other policies.
+ * glibc caches its own thread's policy, so this is cheap after the first
+ * call (a policy set with sched_setscheduler() is not seen, as glibc's
+ * pthread_getschedparam() does not see it). */
+static int rt_priority(void)
+{
+	struct sched_param sp;
+	int policy;
+
+	if (!ra_has_unfair_read() ||
+	    pthread_getschedparam(pthread_self(), &policy, &sp) != 0)
+		return 0;
+	return policy == SCHED_FIFO || policy == SCHED_RR ? sp.sched_priority : 0;
+}
+
+static void rt_writer_enter(struct qrw *q, int prio)
+{
+	uint32_t v = qa_read(&q->rt_writers), n;
+
+	do {
+		n = v + RTW_ONE;
+		if ((v & RTW_PRIO_MASK) < (uint32_t)prio)
+			n = (n & ~RTW_PRIO_MASK) | (uint32_t)prio;
+	} while (!qa_try_cmpxchg(&q->rt_writers, &v, n));
+}
+
+static void rt_writer_leave(struct qrw *q)
+{
+	uint32_t v = qa_read(&q->rt_writers), n;
+
+	do
+		n = v - RTW_ONE < RTW_ONE ? 0 : v - RTW_ONE;
+	while (!qa_try_cmpxchg(&q->rt_writers, &v, n));
+}
+
+/* No blocked writer ranks at or above a reader of priority prio. */
+static bool rt_reader_ahead(struct qrw *q, int prio)
+{
+	uint32_t v = qa_read(&q->rt_writers);
+
+	return v < RTW_ONE || (v & RTW_PRIO_MASK) < (uint32_t)prio;
+}
+
+/* A realtime reader's slow path: -1 when a writer at or above it waits
+ * (then it queues as any reader), else 0, EBUSY or ETIMEDOUT. */
+static int rt_rdlock(struct qrw *q, int prio, int mode, clockid_t clk,
+		     const struct timespec *abs)
+{
+	static const struct timespec never = { .tv_sec = INT32_MAX };
+
+	for (unsigned i = 0;; i++) {
+		if (!rt_reader_ahead(q, prio))
+			return -1;
+		if (ra_tryrdlock_unfair(q->alg))
+			return 0;
+		if (mode == 1)
+			return EBUSY;
+		if (mode == 2 && shim_deadline_passed(clk, abs))
+			return ETIMEDOUT;
+		shim_poll_backoff(i, mode == 2 ? clk : CLOCK_MONOTONIC,
+				  mode == 2 ? abs : &never);
+	}
+}
+
 /* mode: 0 block, 1 try, 2 timed */
 static inline int rw_rdlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 			    const struct timespec *abs)
@@ -55,15 +137,21 @@ static inline int rw_rdlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 		return EINVAL;
 	if (mode != 1 && qa_read(&q->writer) == self_id())
 		return EDEADLK;
+	if (ra_tryrdlock(q->alg))
+		return 0;
+	int prio = rt_priority();
+	if (prio) {
+		int err = rt_rdlock(q, prio, mode, clk, abs);
+		if (err >= 0)
+			return err;
+	}
 	switch (mode) {
 	case 0:
 		ra_rdlock(q->alg);
 		return 0;
 	case 1:
-		return ra_tryrdlock(q->alg) ? 0 : EBUSY;
+		return EBUSY;
 	default:
-		if (ra_tryrdlock(q->alg))
-			return 0;
 		return ra_timedrdlock(q->alg, clk, abs);
 	}
 }
@@ -86,20 +174,20 @@ static inline int rw_wrlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 	uint64_t me = self_id();
 	if (mode != 1 && qa_read(&q->writer) == me)
 		return EDEADLK;
-	switch (mode) {
-	case 0:
-		ra_wrlock(q->alg);
-		break;
-	case 1:
-		if (!ra_trywrlock(q->alg))
+	if (!ra_trywrlock(q->alg)) {
+		if (mode == 1)
 			return EBUSY;
-		break;
-	default:
-		if (!ra_trywrlock(q->alg))
+		int prio = rt_priority();
+		if (prio)
+			rt_writer_enter(q, prio);
+		if (mode == 0)
+			ra_wrlock(q->alg);
+		else
 			err = ra_timedwrlock(q->alg, clk, abs);
+		if (prio)
+			rt_writer_leave(q);
 		if (err)
 			return err;
-		break;
 	}
 	qa_write(&q->writer, me);
 	return 0;

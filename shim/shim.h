@@ -37,6 +37,8 @@
  *   0..23        the rwlock algorithm's storage (qrwlock 8 bytes; TP
  *                rwlock 32 bytes whose last 8 are never-written padding)
  *  28  __shared  non-zero = process-shared = glibc-owned
+ *  32  __rwelision, __pad1: blocked realtime writers (count, top
+ *                priority; see rwlock.c)
  *  40  __pad2    64-bit id of the writer (pthread_self()), 0 if none
  *  48  __flags   glibc's kind (kept, so the initialisers stay valid)
  * pthread_cond_t (48 bytes)
@@ -91,12 +93,14 @@ struct qrw {                     /* overlay of pthread_rwlock_t */
 	uint64_t alg[SHIM_RW_BYTES / 8];
 	int32_t cur_writer;      /* __cur_writer: unused, stays 0 */
 	int32_t shared;          /* __shared */
-	uint64_t pad1;           /* __rwelision, __pad1 */
+	uint32_t rt_writers;     /* __rwelision, __pad1[0..2]: rwlock.c */
+	uint32_t pad1;           /* __pad1[3..6] */
 	uint64_t writer;         /* __pad2 */
 	uint32_t flags;          /* __flags */
 };
 _Static_assert(offsetof(pthread_rwlock_t, __data.__cur_writer) == offsetof(struct qrw, cur_writer), "cur_writer");
 _Static_assert(offsetof(pthread_rwlock_t, __data.__shared) == offsetof(struct qrw, shared), "shared");
+_Static_assert(offsetof(pthread_rwlock_t, __data.__rwelision) == offsetof(struct qrw, rt_writers), "rt_writers");
 _Static_assert(offsetof(pthread_rwlock_t, __data.__pad2) == offsetof(struct qrw, writer), "writer");
 _Static_assert(offsetof(pthread_rwlock_t, __data.__flags) == offsetof(struct qrw, flags), "flags");
 

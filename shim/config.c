@@ -117,7 +117,6 @@ static bool salg_built_i(int a) { return a >= 0 && a < SALG_NR; }
 
 
 int shim_state;
-static bool shim_stats;
 
 void shim_setup(void)
 {
@@ -142,10 +141,7 @@ void shim_setup(void)
 	(void)qlock_set_misuse_handler(shim_on_misuse);
 	shim_fork_setup();
 	(void)pthread_atfork(NULL, NULL, shim_atfork_child);
-	const char *st = getenv("QLOCK_STATS");
-	shim_stats = st && *st && strcmp(st, "0") != 0;
-	if (shim_stats)
-		atexit(shim_print_stats);
+	shim_stats_setup();
 	qa_write_release(&shim_state, 2);
 }
 

@@ -179,8 +179,17 @@ static inline void ready(void)
 EXPORT const char *qlock_pthread_algorithm(const char *what);
 
 /* The report QLOCK_STATS asks for, at exit, and the misuse handler that
- * counts for it (stats.c). */
-void shim_print_stats(void);
+ * counts for it (stats.c).  shim_stats_format() writes the whole report
+ * into buf (NUL-terminated, truncated to size) and returns its length;
+ * each section appends with shim_report_add(). */
+struct shim_report {
+	char *buf;
+	size_t size, len;
+};
+void shim_report_add(struct shim_report *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+size_t shim_stats_format(char *buf, size_t size);
+void shim_stats_setup(void);
 void shim_on_misuse(const char *fn, const char *what, const void *lock);
 
 /* ---- fork (fork.c) --------------------------------------------------- */

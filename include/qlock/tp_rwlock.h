@@ -57,10 +57,6 @@ static inline void qlock_tp_rwlock_init(qlock_tp_rwlock_t *rw)
 
 QLOCK_API void qlock_tp_rwlock_rdlock(qlock_tp_rwlock_t *rw);
 QLOCK_API bool qlock_tp_rwlock_tryrdlock(qlock_tp_rwlock_t *rw);
-/* Like tryrdlock, but also while writers wait (not while one holds it):
- * for a reader that must go before every waiting writer, such as POSIX's
- * SCHED_FIFO/SCHED_RR reader that outranks them.  Never spurious. */
-QLOCK_API bool qlock_tp_rwlock_tryrdlock_unfair(qlock_tp_rwlock_t *rw);
 /* 0, ETIMEDOUT or EINVAL as qlock_tp_mutex_timedlock(). */
 QLOCK_API int qlock_tp_rwlock_timedrdlock(qlock_tp_rwlock_t *rw,
 					  const struct timespec *abs,
@@ -78,6 +74,11 @@ QLOCK_API void qlock_tp_rwlock_wrunlock(qlock_tp_rwlock_t *rw);
 QLOCK_API uint32_t qlock_tp_rwlock_writer(const qlock_tp_rwlock_t *rw);
 /* Number of readers holding it (a snapshot). */
 QLOCK_API uint32_t qlock_tp_rwlock_readers(const qlock_tp_rwlock_t *rw);
+
+/* Like tryrdlock, but also while writers wait (not while one holds it):
+ * for a reader that must go before every waiting writer, such as POSIX's
+ * SCHED_FIFO/SCHED_RR reader that outranks them.  Never spurious. */
+QLOCK_API bool qlock_tp_rwlock_tryrdlock_unfair(qlock_tp_rwlock_t *rw);
 
 #ifdef __cplusplus
 }

@@ -100,14 +100,16 @@ QLOCK_API bool qlock_tp_rwlock_tryrdlock(qlock_tp_rwlock_t *rw)
 }
 
 /* A reader that outranks every waiting writer (POSIX's realtime readers)
- * joins past W: SH+n(|W) -> SH+n+1(|W), 0 -> SH+1.  Not while SU: the
- * last reader owns the release then.  A last reader racing with us fails
- * its cmpxchg and sees the count we added (rdunlock). */
+ * joins past the waiter bits: SH+n(|bits 30-31) -> SH+n+1(|same), 0 ->
+ * SH+1.  Not while SU: the last reader owns the release then.  A last
+ * reader racing with us fails its cmpxchg and sees the count we added
+ * (rdunlock); the waiter bits stay for the release that wakes the top
+ * waiter. */
 QLOCK_API bool qlock_tp_rwlock_tryrdlock_unfair(qlock_tp_rwlock_t *rw)
 {
 	uint32_t v = qa_read(&rw->val);
 
-	while (v == 0 || (v & (SH | SU | RSV)) == SH) {
+	while (v == 0 || (v & (SH | SU)) == SH) {
 		/* Acquire: pairs with the release of the last unlock. */
 		if (qa_try_cmpxchg_acquire(&rw->val, &v, v ? v + 1 : SH + 1))
 			return true;

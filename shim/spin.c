@@ -41,7 +41,7 @@ EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
 	ready();
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_trylock(s);
-	return qlock_spin_trylock(QS(s)) ? 0 : EBUSY;
+	return shim_qs_trylock(QS(s)) ? 0 : EBUSY;
 }
 
 EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)

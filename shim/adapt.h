@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The pthread shim's adapter layer: one small set of operations per lock
- * algorithm, so the pthread entry points (qlock_pthread.c) do not care
+ * algorithm, so the pthread entry points (mutex.c, rwlock.c) do not care
  * which qlock lock sits inside the caller's pthread object.
  *
  * Mutex algorithms work on the 4-byte word at offset 0 of pthread_mutex_t
@@ -133,6 +133,29 @@ static inline void shim_poll_backoff(unsigned round, clockid_t clk,
 
 /* ---- mutex algorithms ------------------------------------------------ */
 
+/* The qspinlock's locked byte (bits 0-7 of its word, in both pending
+ * layouts; src/lock/qspinlock.c): non-zero while a thread holds it. */
+#define SHIM_QS_LOCKED_MASK 0xffu
+
+/*
+ * pthread_mutex_trylock on a qspinlock: qlock_spin_trylock() also fails
+ * in (*,1,0), when the owner has gone and a pending waiter (or a spinning
+ * queue head) is about to take the lock with a plain store nobody may
+ * race.  The mutex is free at that instant, and POSIX allows EBUSY only
+ * while it is locked: wait out the hand-over (a few instructions of a
+ * running thread), then answer for the lock as it is.
+ */
+static inline bool shim_qs_trylock(qlock_spinlock_t *l)
+{
+	for (;;) {
+		if (qlock_spin_trylock(l))
+			return true;
+		if (qa_read(&l->val) & SHIM_QS_LOCKED_MASK)
+			return false;
+		qa_cpu_relax();
+	}
+}
+
 static inline void ma_lock(uint32_t *w)
 {
 	switch (shim_malg) {
@@ -155,7 +178,7 @@ static inline bool ma_trylock(uint32_t *w)
 		return qlock_tp_mutex_trylock((qlock_tp_mutex_t *)w);
 #endif
 	default:
-		return qlock_spin_trylock((qlock_spinlock_t *)w);
+		return shim_qs_trylock((qlock_spinlock_t *)w);
 	}
 }
 
@@ -193,6 +216,19 @@ static inline bool ma_is_locked(uint32_t *w)
 {
 	/* Every mutex algorithm keeps its lock word first, 0 = free. */
 	return qa_read_acquire(w) != 0;
+}
+
+/* Some thread holds it (not merely waiters recorded in the word). */
+static inline bool ma_is_held(uint32_t *w)
+{
+	switch (shim_malg) {
+#ifdef SHIM_WITH_TP
+	case MALG_TP:
+		return (qa_read(w) & ~QLOCK_TP_WAITERS) != 0;
+#endif
+	default:
+		return (qa_read(w) & SHIM_QS_LOCKED_MASK) != 0;
+	}
 }
 
 /* ---- rwlock algorithms ----------------------------------------------- */
@@ -239,6 +275,32 @@ static inline bool ra_tryrdlock(void *s)
 	default:
 		(void)s;
 		return false;
+	}
+}
+
+/* Can the algorithm let a reader in past waiting writers (while no
+ * writer holds the lock)?  Realtime readers need it (shim/rwlock.c). */
+static inline bool ra_has_unfair_read(void)
+{
+	switch (shim_ralg) {
+#ifdef SHIM_WITH_TP
+	case RALG_TP:
+		return true;
+#endif
+	default:
+		return false;
+	}
+}
+
+static inline bool ra_tryrdlock_unfair(void *s)
+{
+	switch (shim_ralg) {
+#ifdef SHIM_WITH_TP
+	case RALG_TP:
+		return qlock_tp_rwlock_tryrdlock_unfair((qlock_tp_rwlock_t *)s);
+#endif
+	default:
+		return ra_tryrdlock(s);
 	}
 }
 

@@ -75,6 +75,11 @@ QLOCK_API uint32_t qlock_tp_rwlock_writer(const qlock_tp_rwlock_t *rw);
 /* Number of readers holding it (a snapshot). */
 QLOCK_API uint32_t qlock_tp_rwlock_readers(const qlock_tp_rwlock_t *rw);
 
+/* Like tryrdlock, but also while writers wait (not while one holds it):
+ * for a reader that must go before every waiting writer, such as POSIX's
+ * SCHED_FIFO/SCHED_RR reader that outranks them.  Never spurious. */
+QLOCK_API bool qlock_tp_rwlock_tryrdlock_unfair(qlock_tp_rwlock_t *rw);
+
 #ifdef __cplusplus
 }
 #endif

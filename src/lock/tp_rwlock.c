@@ -17,6 +17,7 @@
  * Transitions:
  *	0            -> SH+1           reader fast path (cmpxchg, acquire)
  *	SH+n         -> SH+n+1         reader fast path while no W/SU
+ *	SH+n|W       -> SH+n+1|W       tryrdlock_unfair (not while SU)
  *	SH+n(|W)     -> SH+n-1(|W)     read unlock (fetch_sub, release)
  *	SH+0         -> 0              last reader, no W (cmpxchg, release)
  *	SH+0|W       -> SH|W|SU        last reader with W: it alone finishes
@@ -96,6 +97,24 @@ static inline bool read_try(qlock_tp_rwlock_t *rw, bool check_handoff)
 QLOCK_API bool qlock_tp_rwlock_tryrdlock(qlock_tp_rwlock_t *rw)
 {
 	return read_try(rw, false);
+}
+
+/* A reader that outranks every waiting writer (POSIX's realtime readers)
+ * joins past the waiter bits: SH+n(|bits 30-31) -> SH+n+1(|same), 0 ->
+ * SH+1.  Not while SU: the last reader owns the release then.  A last
+ * reader racing with us fails its cmpxchg and sees the count we added
+ * (rdunlock); the waiter bits stay for the release that wakes the top
+ * waiter. */
+QLOCK_API bool qlock_tp_rwlock_tryrdlock_unfair(qlock_tp_rwlock_t *rw)
+{
+	uint32_t v = qa_read(&rw->val);
+
+	while (v == 0 || (v & (SH | SU)) == SH) {
+		/* Acquire: pairs with the release of the last unlock. */
+		if (qa_try_cmpxchg_acquire(&rw->val, &v, v ? v + 1 : SH + 1))
+			return true;
+	}
+	return false;
 }
 
 /* ---- the top waiter (holds rw->serial) -------------------------------- */

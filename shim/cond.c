@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pthread_cond_*: condition variables.
+ *
+ * A sequence word and a waiter count (the design of Rust std's futex
+ * condvar): a waiter reads the sequence, counts itself in and unlocks the
+ * mutex, then sleeps while the sequence is unchanged; signal/broadcast
+ * bump the sequence and wake one/all sleepers, and skip the system call
+ * when nobody waits.  The mutex is released and re-acquired through the
+ * shim's own unlock/lock, so every mutex kind and algorithm works (and
+ * glibc-owned mutexes too).  Spurious wake-ups are possible, as POSIX
+ * allows.
+ *
+ * Lifetime: a condvar may be destroyed, and its memory reused, as soon as
+ * every waiter has been woken (POSIX's pthread_cond_destroy example;
+ * C++'s condition_variable), while woken waiters are still on their way
+ * out.  So the waiter count is also a reference count, and destroy waits
+ * for it (glibc's approach): a waiter's last access to the object is the
+ * RMW that counts it out; if that RMW returns DESTROYING with a count of
+ * one, it wakes the destroyer with FUTEX_WAKE, which names the address
+ * but does not touch the memory.
+ *
+ *   waiters word: bits 0..30 count of waiters that may still touch the
+ *                 condvar, bit 31 DESTROYING (destroy waits on the word)
+ *   wait:     count+1, unlock, sleep on seq, count-1 (the last access),
+ *             lock
+ *   fork:     the first wait or destroy in a child zeroes the count (the
+ *             parent's waiters do not exist there; see fork.c)
+ *   destroy:  *,DESTROYING; bump seq and wake all (waiters left blocked
+ *             would be a bug in the caller: they wake spuriously instead
+ *             of hanging destroy); sleep until count == 0
+ *
+ * Cancellation: a waiter cancelled after a signal or broadcast arrived
+ * may have been the thread that signal woke; it passes the wake on (bumps
+ * seq, wakes one) before it counts itself out, so no other waiter stays
+ * blocked for a signal nobody consumed (POSIX).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/stats.h"
+#include "shim.h"
+
+static inline struct qcv *QCV(pthread_cond_t *c) { return (struct qcv *)(void *)c; }
+
+static inline bool cond_glibc(pthread_cond_t *c)
+{
+	return (qa_read(&QCV(c)->wrefs) & QCV_PSHARED) != 0;
+}
+
+static int sys_futex_wait(uint32_t *w, uint32_t val, clockid_t clk,
+			  const struct timespec *abs)
+{
+	int flags = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
+
+	if (abs && clk == CLOCK_REALTIME)
+		flags |= FUTEX_CLOCK_REALTIME;
+	if (syscall(SYS_futex, w, flags, val, abs, NULL,
+		    FUTEX_BITSET_MATCH_ANY) == 0)
+		return 0;
+	return errno == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+static void sys_futex_wake(uint32_t *w, int nr)
+{
+	qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAKE, 1);
+	(void)syscall(SYS_futex, w, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, nr,
+		      NULL, NULL, 0);
+}
+
+/*
+ * The asynchronous-cancellation window (the system call alone), in a frame
+ * of its own.  The cancel may land on any instruction in it; the unwinder
+ * passes a frame without cleanups with its CFI alone, and the caller's
+ * cleanup then starts from a call site, whose register state its landing
+ * pad expects.  Inline, a cancel landing between the calls entered the
+ * landing pad with registers it did not expect (a crash in
+ * _Unwind_Resume, about once in 10^5 cond_cancel rounds).
+ */
+static __attribute__((noinline)) int
+cond_sleep(uint32_t *w, uint32_t val, clockid_t clk, const struct timespec *abs)
+{
+	int oldtype, r;
+
+	(void)pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
+	r = sys_futex_wait(w, val, clk, abs);
+	(void)pthread_setcanceltype(oldtype, NULL);
+	return r;
+}
+
+#define QCV_DESTROYING 0x80000000u
+#define QCV_COUNT (QCV_DESTROYING - 1)
+
+static void cond_bump_and_wake(struct qcv *q, int nr)
+{
+	qa_fetch_add(&q->seq, 1);
+	sys_futex_wake(&q->seq, nr);
+}
+
+/* The waiter's last access to the condvar: count itself out (release:
+ * its earlier accesses happen before a destroyer that sees the count
+ * drop).  After this the memory may belong to someone else. */
+static void cond_leave(struct qcv *q)
+{
+	uint32_t old = qa_fetch_sub_release(&q->waiters, 1);
+
+	if (qa_unlikely(old == (QCV_DESTROYING | 1)))
+		sys_futex_wake(&q->waiters, 1); /* address only, no access */
+}
+
+/* In a fork child the count still holds the parent's waiters, which
+ * will never count themselves out: drop them at the first wait or
+ * destroy in the new generation. */
+static void cond_fork_check(struct qcv *q)
+{
+	uint32_t g = shim_fork_check();
+
+	if (qa_unlikely(qa_read_acquire(&q->gen) != g) &&
+	    shim_fork_claim(&q->gen, g)) {
+		qa_write(&q->waiters, 0);
+		shim_fork_repaired(&q->gen, g);
+	}
+}
+
+struct cond_wait_ctx {
+	struct qcv *c;
+	pthread_mutex_t *m;
+	uint32_t seq;
+};
+
+/* Cancelled in the wait: pass on a wake we may have consumed, leave, and
+ * take the mutex back before the caller's cleanup handlers run (as POSIX
+ * requires). */
+static void cond_cancel_cleanup(void *arg)
+{
+	struct cond_wait_ctx *x = arg;
+
+	if (qa_read(&x->c->seq) != x->seq &&
+	    (qa_read(&x->c->waiters) & QCV_COUNT) > 1)
+		cond_bump_and_wake(x->c, 1);
+	cond_leave(x->c);
+	(void)mutex_acquire(x->m, 0, CLOCK_REALTIME, NULL);
+}
+
+static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m,
+			    clockid_t clk, const struct timespec *abs)
+{
+	struct qcv *q = QCV(c);
+	int err, r;
+
+	if (abs && (!clock_ok(clk) || !nsec_ok(abs)))
+		return EINVAL;
+	qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAIT, 0); /* attach stats now */
+	cond_fork_check(q);
+	uint32_t seq = qa_read_acquire(&q->seq);
+	qa_fetch_add(&q->waiters, 1);
+	err = mutex_release(m);
+	if (err) {
+		cond_leave(q);
+		return err;
+	}
+	if (abs && abs->tv_sec < 0) {
+		r = ETIMEDOUT;
+	} else {
+		struct cond_wait_ctx x = { q, m, seq };
+
+		qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAIT, 1);
+		/* A cancellation point, as glibc's: cancellation is acted on
+		 * only while asleep (cond_sleep), and the cleanup re-takes
+		 * the mutex. */
+		pthread_cleanup_push(cond_cancel_cleanup, &x);
+		r = cond_sleep(&q->seq, seq, clk, abs);
+		pthread_cleanup_pop(0);
+	}
+	cond_leave(q);
+	err = mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
+	if (err)
+		return err; /* e.g. EOWNERDEAD from a glibc robust mutex */
+	return r;
+}
+
+static inline void cond_wake(pthread_cond_t *c, int nr)
+{
+	struct qcv *q = QCV(c);
+
+	if ((qa_read_acquire(&q->waiters) & QCV_COUNT) == 0)
+		return;
+	cond_bump_and_wake(q, nr);
+}
+
+/* Wait until every waiter has counted itself out (see the top). */
+static void cond_wait_for_waiters(struct qcv *q)
+{
+	uint32_t v = qa_read_acquire(&q->waiters);
+
+	if (v == 0)
+		return;
+	v = qa_fetch_or(&q->waiters, QCV_DESTROYING) | QCV_DESTROYING;
+	if (v & QCV_COUNT)
+		cond_bump_and_wake(q, INT_MAX);
+	while (v & QCV_COUNT) {
+		(void)sys_futex_wait(&q->waiters, v, CLOCK_REALTIME, NULL);
+		v = qa_read_acquire(&q->waiters); /* pairs with cond_leave */
+	}
+	qa_write(&q->waiters, 0);
+}
+
+EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
+{
+	int pshared = PTHREAD_PROCESS_PRIVATE;
+	clockid_t clk = CLOCK_REALTIME;
+
+	ready();
+	if (a) {
+		(void)pthread_condattr_getpshared(a, &pshared);
+		(void)pthread_condattr_getclock(a, &clk);
+	}
+	if (pshared != PTHREAD_PROCESS_PRIVATE) {
+		int err = real.pthread_cond_init(c, a);
+		if (!err)
+			QCV(c)->wrefs |= QCV_PSHARED;
+		return err;
+	}
+	memset(c, 0, sizeof(*c));
+	if (clk == CLOCK_MONOTONIC)
+		QCV(c)->wrefs = QCV_MONOTONIC;
+	return 0;
+}
+
+EXPORT int pthread_cond_destroy(pthread_cond_t *c)
+{
+	ready();
+	if (cond_glibc(c))
+		return real.pthread_cond_destroy(c);
+	cond_fork_check(QCV(c));
+	cond_wait_for_waiters(QCV(c));
+	return 0;
+}
+
+EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	ready();
+	if (cond_glibc(c))
+		return real.pthread_cond_wait(c, m);
+	return cond_wait_common(c, m, CLOCK_REALTIME, NULL);
+}
+
+EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+				  const struct timespec *abs)
+{
+	ready();
+	if (cond_glibc(c))
+		return real.pthread_cond_timedwait(c, m, abs);
+	return cond_wait_common(c, m,
+		(QCV(c)->wrefs & QCV_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME,
+		abs);
+}
+
+EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
+				  clockid_t clk, const struct timespec *abs)
+{
+	ready();
+	if (cond_glibc(c))
+		return real.pthread_cond_clockwait(c, m, clk, abs);
+	return cond_wait_common(c, m, clk, abs);
+}
+
+EXPORT int pthread_cond_signal(pthread_cond_t *c)
+{
+	ready();
+	if (cond_glibc(c))
+		return real.pthread_cond_signal(c);
+	cond_wake(c, 1);
+	return 0;
+}
+
+EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
+{
+	ready();
+	if (cond_glibc(c))
+		return real.pthread_cond_broadcast(c);
+	cond_wake(c, INT_MAX);
+	return 0;
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The drop-in's configuration: which algorithm serves each object class
+ * (QLOCK_MUTEX, QLOCK_RWLOCK, QLOCK_SPIN), glibc's functions, and the
+ * one-time set-up every entry point runs first.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+struct shim_real real;
+
+/* ---- configuration ------------------------------------------------------- */
+
+enum shim_malg shim_malg = MALG_QSPINLOCK;
+enum shim_ralg shim_ralg = RALG_GLIBC;
+enum shim_salg shim_salg = SALG_QSPINLOCK;
+
+static const char *const malg_names[MALG_NR] = {
+	[MALG_GLIBC] = "glibc", [MALG_QSPINLOCK] = "qspinlock", [MALG_TP] = "tp",
+};
+static const char *const ralg_names[RALG_NR] = {
+	[RALG_GLIBC] = "glibc", [RALG_QRWLOCK] = "qrwlock",
+	[RALG_RWSEM] = "rwsem", [RALG_TP] = "tp",
+};
+static const char *const salg_names[SALG_NR] = {
+	[SALG_GLIBC] = "glibc", [SALG_QSPINLOCK] = "qspinlock",
+};
+
+static bool malg_built(enum shim_malg a)
+{
+	switch (a) {
+	case MALG_GLIBC:
+	case MALG_QSPINLOCK:
+		return true;
+#ifdef SHIM_WITH_TP
+	case MALG_TP:
+		return true;
+#endif
+	default:
+		return false;
+	}
+}
+
+static bool ralg_built(enum shim_ralg a)
+{
+	switch (a) {
+	case RALG_GLIBC:
+		return true;
+#ifdef SHIM_WITH_QRWLOCK
+	case RALG_QRWLOCK:
+		return true;
+#endif
+#ifdef SHIM_WITH_RWSEM
+	case RALG_RWSEM:
+		return true;
+#endif
+#ifdef SHIM_WITH_TP
+	case RALG_TP:
+		return true;
+#endif
+	default:
+		return false;
+	}
+}
+
+/* Defaults: the best algorithm built in (see docs/pthread-dropin.md). */
+static enum shim_malg malg_default(void)
+{
+#ifdef SHIM_WITH_TP
+	return MALG_TP;
+#else
+	return MALG_QSPINLOCK;
+#endif
+}
+
+static enum shim_ralg ralg_default(void)
+{
+#if defined(SHIM_WITH_TP)
+	return RALG_TP;
+#elif defined(SHIM_WITH_RWSEM)
+	return RALG_RWSEM;
+#elif defined(SHIM_WITH_QRWLOCK)
+	return RALG_QRWLOCK;
+#else
+	return RALG_GLIBC;
+#endif
+}
+
+static int pick(const char *var, const char *const *names, int nr,
+		bool (*built)(int), int dflt)
+{
+	const char *v = getenv(var);
+
+	if (!v || !*v)
+		return dflt;
+	for (int i = 0; i < nr; i++)
+		if (names[i] && strcmp(v, names[i]) == 0 && built(i))
+			return i;
+	fprintf(stderr, "libqlock-pthread: %s=%s is not available here; "
+		"using %s (choices:", var, v, names[dflt]);
+	for (int i = 0; i < nr; i++)
+		if (names[i] && built(i))
+			fprintf(stderr, " %s", names[i]);
+	fprintf(stderr, ")\n");
+	return dflt;
+}
+
+static bool malg_built_i(int a) { return malg_built((enum shim_malg)a); }
+static bool ralg_built_i(int a) { return ralg_built((enum shim_ralg)a); }
+static bool salg_built_i(int a) { return a >= 0 && a < SALG_NR; }
+
+
+int shim_state;
+
+void shim_setup(void)
+{
+	int expect = 0;
+
+	if (!qa_try_cmpxchg_acquire(&shim_state, &expect, 1)) {
+		/* Someone else sets up; dlsym/getenv do not take pthread
+		 * locks, so this wait is short and cannot recurse. */
+		while (qa_read_acquire(&shim_state) != 2)
+			sched_yield();
+		return;
+	}
+#define X(name, ret, args) real.name = (ret(*) args)dlsym(RTLD_NEXT, #name);
+	REAL_LIST(X)
+#undef X
+	shim_malg = (enum shim_malg)pick("QLOCK_MUTEX", malg_names, MALG_NR,
+					 malg_built_i, malg_default());
+	shim_ralg = (enum shim_ralg)pick("QLOCK_RWLOCK", ralg_names, RALG_NR,
+					 ralg_built_i, ralg_default());
+	shim_salg = (enum shim_salg)pick("QLOCK_SPIN", salg_names, SALG_NR,
+					 salg_built_i, SALG_QSPINLOCK);
+	(void)qlock_set_misuse_handler(shim_on_misuse);
+	shim_fork_setup();
+	(void)pthread_atfork(NULL, NULL, shim_atfork_child);
+	shim_stats_setup();
+	qa_write_release(&shim_state, 2);
+}
+
+__attribute__((constructor)) static void shim_ctor(void)
+{
+	ready();
+}
+
+/* Which algorithm serves each object class (tests, diagnostics). */
+EXPORT const char *qlock_pthread_algorithm(const char *what)
+{
+	ready();
+	if (strcmp(what, "mutex") == 0)
+		return malg_names[shim_malg];
+	if (strcmp(what, "rwlock") == 0)
+		return ralg_names[shim_ralg];
+	if (strcmp(what, "spin") == 0)
+		return salg_names[shim_salg];
+	if (strcmp(what, "cond") == 0)
+		return "qlock";
+	return NULL;
+}
+

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pthread_mutex_*: the mutex kinds qlock serves (normal, recursive,
+ * errorcheck, adaptive) on the algorithm QLOCK_MUTEX chose; the others
+ * go to glibc.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+
+#include "core/misuse.h"
+#include "shim.h"
+
+/* glibc-owned: an attribute qlock does not implement, or destroyed. */
+static inline bool mutex_glibc(int kind)
+{
+	return (kind & ~(MUTEX_KIND_MASK | MUTEX_ELISION_BITS)) != 0 ||
+	       shim_malg == MALG_GLIBC;
+}
+
+static int mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+	int type = PTHREAD_MUTEX_DEFAULT, pshared = PTHREAD_PROCESS_PRIVATE;
+	int robust = PTHREAD_MUTEX_STALLED, proto = PTHREAD_PRIO_NONE;
+
+	ready();
+	if (a) {
+		(void)pthread_mutexattr_gettype(a, &type);
+		(void)pthread_mutexattr_getpshared(a, &pshared);
+		(void)pthread_mutexattr_getrobust(a, &robust);
+		(void)pthread_mutexattr_getprotocol(a, &proto);
+	}
+	if (shim_malg == MALG_GLIBC || pshared != PTHREAD_PROCESS_PRIVATE ||
+	    robust != PTHREAD_MUTEX_STALLED || proto != PTHREAD_PRIO_NONE)
+		return real.pthread_mutex_init(m, a);
+	memset(m, 0, sizeof(*m));
+	QM(m)->kind = type & MUTEX_KIND_MASK;
+	return 0;
+}
+
+static int mutex_destroy(pthread_mutex_t *m)
+{
+	struct qm *q = QM(m);
+
+	ready();
+	if (mutex_glibc(q->kind))
+		return real.pthread_mutex_destroy(m);
+	if (ma_is_locked(q->word))
+		return EBUSY;
+	/* As glibc: a destroyed mutex has kind -1, so later use gets EINVAL
+	 * (from glibc, which owns such objects) until it is initialised. */
+	q->kind = -1;
+	return 0;
+}
+
+
+/* mode: 0 block, 1 try, 2 timed (clk/abs) */
+int mutex_acquire(pthread_mutex_t *m, int mode, clockid_t clk,
+		  const struct timespec *abs)
+{
+	struct qm *q = QM(m);
+	int kind = q->kind & ~MUTEX_ELISION_BITS;
+	uint64_t me = 0;
+	int err;
+
+	if (mode == 2 && !clock_ok(clk))
+		return EINVAL;
+	if (kind & ~MUTEX_KIND_MASK || shim_malg == MALG_GLIBC) {
+		switch (mode) {
+		case 0: return real.pthread_mutex_lock(m);
+		case 1: return real.pthread_mutex_trylock(m);
+		default: return real.pthread_mutex_clocklock(m, clk, abs);
+		}
+	}
+	if (kind == MUTEX_RECURSIVE || kind == MUTEX_ERRORCHECK) {
+		me = self_id();
+		if (qa_read(&q->owner) == me) {
+			if (kind == MUTEX_ERRORCHECK)
+				return mode == 1 ? EBUSY : EDEADLK;
+			if (q->count == UINT32_MAX)
+				return EAGAIN;
+			q->count++;
+			return 0;
+		}
+	}
+	switch (mode) {
+	case 0:
+		if (ma_trylock(q->word))
+			break;
+		mutex_fork_check(q);
+		ma_lock(q->word);
+		break;
+	case 1:
+		if (!ma_trylock(q->word))
+			return EBUSY;
+		break;
+	default:
+		/* As glibc: a free mutex is taken without looking at the
+		 * deadline; a bad tv_nsec is reported only when we would wait. */
+		if (ma_trylock(q->word))
+			break;
+		if (!nsec_ok(abs))
+			return EINVAL;
+		mutex_fork_check(q);
+		err = ma_timedlock(q->word, clk, abs);
+		if (err)
+			return err;
+		break;
+	}
+	if (kind == MUTEX_RECURSIVE || kind == MUTEX_ERRORCHECK) {
+		qa_write(&q->owner, me);
+		q->count = 1;
+	}
+	return 0;
+}
+
+int mutex_release(pthread_mutex_t *m)
+{
+	struct qm *q = QM(m);
+	int kind = q->kind & ~MUTEX_ELISION_BITS;
+
+	if (kind & ~MUTEX_KIND_MASK || shim_malg == MALG_GLIBC)
+		return real.pthread_mutex_unlock(m);
+	if (kind == MUTEX_RECURSIVE || kind == MUTEX_ERRORCHECK) {
+		if (qa_read(&q->owner) != self_id())
+			return EPERM;
+		if (kind == MUTEX_RECURSIVE && --q->count != 0)
+			return 0;
+		q->count = 0;
+		qa_write(&q->owner, 0);
+	}
+	/* Also here: an unlock in a fork child must not hand the mutex to a
+	 * waiter of the parent (TP hand-off) or wake a ghost. */
+	mutex_fork_check(q);
+	if (qa_unlikely(!ma_is_held(q->word))) {
+		/* glibc's NORMAL mutex returns 0 here and so must we: a
+		 * program that runs under glibc keeps running.  Counted in
+		 * the statistics (shim_on_misuse). */
+		qc_misuse("pthread_mutex_unlock", "the mutex is not locked", m);
+		return 0;
+	}
+	ma_unlock(q->word);
+	return 0;
+}
+
+EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+	return mutex_init(m, a);
+}
+
+EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
+{
+	return mutex_destroy(m);
+}
+
+EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	ready();
+	return mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
+}
+
+EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	ready();
+	return mutex_acquire(m, 1, CLOCK_REALTIME, NULL);
+}
+
+EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m,
+				   const struct timespec *abs)
+{
+	ready();
+	return mutex_acquire(m, 2, CLOCK_REALTIME, abs);
+}
+
+EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
+				   const struct timespec *abs)
+{
+	ready();
+	return mutex_acquire(m, 2, clk, abs);
+}
+
+EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	ready();
+	return mutex_release(m);
+}
+
+/* glibc also exports these (GLIBC_2.2.5); old binaries may call them. */
+EXPORT int __pthread_mutex_init(pthread_mutex_t *a, const pthread_mutexattr_t *b);
+int __pthread_mutex_init(pthread_mutex_t *a, const pthread_mutexattr_t *b)
+{
+	return pthread_mutex_init(a, b);
+}
+EXPORT int __pthread_mutex_destroy(pthread_mutex_t *a);
+int __pthread_mutex_destroy(pthread_mutex_t *a)
+{
+	return pthread_mutex_destroy(a);
+}
+EXPORT int __pthread_mutex_lock(pthread_mutex_t *a);
+int __pthread_mutex_lock(pthread_mutex_t *a)
+{
+	return pthread_mutex_lock(a);
+}
+EXPORT int __pthread_mutex_trylock(pthread_mutex_t *a);
+int __pthread_mutex_trylock(pthread_mutex_t *a)
+{
+	return pthread_mutex_trylock(a);
+}
+EXPORT int __pthread_mutex_unlock(pthread_mutex_t *a);
+int __pthread_mutex_unlock(pthread_mutex_t *a)
+{
+	return pthread_mutex_unlock(a);
+}
+

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pthread_rwlock_*: process-private rwlocks on the algorithm
+ * QLOCK_RWLOCK chose; process-shared ones go to glibc.
+ *
+ * Realtime readers (POSIX, Thread Execution Scheduling): a SCHED_FIFO or
+ * SCHED_RR reader gets the lock when no writer holds it and no blocked
+ * writer has a higher or equal priority; every other reader keeps the
+ * algorithm's writer preference.  Realtime writers that block publish
+ * themselves in the rt_writers word (count in bits 8-31, the highest
+ * priority among them in bits 0-7) until they get the lock or give up;
+ * ordinary writers rank at 0, below every realtime reader.  The highest
+ * priority is kept until the count drops to zero: a reader may wait for a
+ * writer that has gone meanwhile, never pass one that ranks above it.
+ * Such a reader takes the lock past the waiting writers
+ * (ra_tryrdlock_unfair), polling while a writer holds it.  Only the
+ * algorithms that can admit a reader past waiting writers do this (TP).
+ * Who is realtime is asked only on the slow path.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#include "shim.h"
+
+static inline struct qrw *QRW(pthread_rwlock_t *r) { return (struct qrw *)(void *)r; }
+
+static inline bool rwlock_glibc(pthread_rwlock_t *r)
+{
+	return shim_ralg == RALG_GLIBC || QRW(r)->shared != 0;
+}
+
+static int rwlock_init(pthread_rwlock_t *r, const pthread_rwlockattr_t *a)
+{
+	int pshared = PTHREAD_PROCESS_PRIVATE, kind = PTHREAD_RWLOCK_DEFAULT_NP;
+
+	ready();
+	if (a) {
+		(void)pthread_rwlockattr_getpshared(a, &pshared);
+		(void)pthread_rwlockattr_getkind_np(a, &kind);
+	}
+	if (shim_ralg == RALG_GLIBC || pshared != PTHREAD_PROCESS_PRIVATE) {
+		int err = real.pthread_rwlock_init(r, a);
+		/* glibc marks a shared rwlock with a non-zero __shared. */
+		if (!err && pshared != PTHREAD_PROCESS_PRIVATE && QRW(r)->shared == 0)
+			QRW(r)->shared = 1;
+		return err;
+	}
+	memset(r, 0, sizeof(*r));
+	QRW(r)->flags = (uint32_t)kind;
+	return 0;
+}
+
+#define RTW_PRIO_MASK 0xffu
+#define RTW_ONE 0x100u
+
+/* The caller's SCHED_FIFO/SCHED_RR priority (>= 1), 0 for other policies.
+ * glibc caches its own thread's policy, so this is cheap after the first
+ * call (a policy set with sched_setscheduler() is not seen, as glibc's
+ * pthread_getschedparam() does not see it). */
+static int rt_priority(void)
+{
+	struct sched_param sp;
+	int policy;
+
+	if (!ra_has_unfair_read() ||
+	    pthread_getschedparam(pthread_self(), &policy, &sp) != 0)
+		return 0;
+	return policy == SCHED_FIFO || policy == SCHED_RR ? sp.sched_priority : 0;
+}
+
+static void rt_writer_enter(struct qrw *q, int prio)
+{
+	uint32_t v = qa_read(&q->rt_writers), n;
+
+	do {
+		n = v + RTW_ONE;
+		if ((v & RTW_PRIO_MASK) < (uint32_t)prio)
+			n = (n & ~RTW_PRIO_MASK) | (uint32_t)prio;
+	} while (!qa_try_cmpxchg(&q->rt_writers, &v, n));
+}
+
+static void rt_writer_leave(struct qrw *q)
+{
+	uint32_t v = qa_read(&q->rt_writers), n;
+
+	do
+		n = v - RTW_ONE < RTW_ONE ? 0 : v - RTW_ONE;
+	while (!qa_try_cmpxchg(&q->rt_writers, &v, n));
+}
+
+/* No blocked writer ranks at or above a reader of priority prio. */
+static bool rt_reader_ahead(struct qrw *q, int prio)
+{
+	uint32_t v = qa_read(&q->rt_writers);
+
+	return v < RTW_ONE || (v & RTW_PRIO_MASK) < (uint32_t)prio;
+}
+
+/* A realtime reader's slow path: -1 when a writer at or above it waits
+ * (then it queues as any reader), else 0, EBUSY or ETIMEDOUT. */
+static int rt_rdlock(struct qrw *q, int prio, int mode, clockid_t clk,
+		     const struct timespec *abs)
+{
+	static const struct timespec never = { .tv_sec = INT32_MAX };
+
+	for (unsigned i = 0;; i++) {
+		if (!rt_reader_ahead(q, prio))
+			return -1;
+		if (ra_tryrdlock_unfair(q->alg))
+			return 0;
+		if (mode == 1)
+			return EBUSY;
+		if (mode == 2 && shim_deadline_passed(clk, abs))
+			return ETIMEDOUT;
+		shim_poll_backoff(i, mode == 2 ? clk : CLOCK_MONOTONIC,
+				  mode == 2 ? abs : &never);
+	}
+}
+
+/* mode: 0 block, 1 try, 2 timed */
+static inline int rw_rdlock(pthread_rwlock_t *r, int mode, clockid_t clk,
+			    const struct timespec *abs)
+{
+	struct qrw *q = QRW(r);
+
+	if (rwlock_glibc(r)) {
+		switch (mode) {
+		case 0: return real.pthread_rwlock_rdlock(r);
+		case 1: return real.pthread_rwlock_tryrdlock(r);
+		default: return real.pthread_rwlock_clockrdlock(r, clk, abs);
+		}
+	}
+	/* glibc's order: a bad deadline first, then the deadlock check. */
+	if (mode == 2 && (!clock_ok(clk) || !nsec_ok(abs)))
+		return EINVAL;
+	if (mode != 1 && qa_read(&q->writer) == self_id())
+		return EDEADLK;
+	if (ra_tryrdlock(q->alg))
+		return 0;
+	int prio = rt_priority();
+	if (prio) {
+		int err = rt_rdlock(q, prio, mode, clk, abs);
+		if (err >= 0)
+			return err;
+	}
+	switch (mode) {
+	case 0:
+		ra_rdlock(q->alg);
+		return 0;
+	case 1:
+		return EBUSY;
+	default:
+		return ra_timedrdlock(q->alg, clk, abs);
+	}
+}
+
+static inline int rw_wrlock(pthread_rwlock_t *r, int mode, clockid_t clk,
+			    const struct timespec *abs)
+{
+	struct qrw *q = QRW(r);
+	int err = 0;
+
+	if (rwlock_glibc(r)) {
+		switch (mode) {
+		case 0: return real.pthread_rwlock_wrlock(r);
+		case 1: return real.pthread_rwlock_trywrlock(r);
+		default: return real.pthread_rwlock_clockwrlock(r, clk, abs);
+		}
+	}
+	if (mode == 2 && (!clock_ok(clk) || !nsec_ok(abs)))
+		return EINVAL;
+	uint64_t me = self_id();
+	if (mode != 1 && qa_read(&q->writer) == me)
+		return EDEADLK;
+	if (!ra_trywrlock(q->alg)) {
+		if (mode == 1)
+			return EBUSY;
+		int prio = rt_priority();
+		if (prio)
+			rt_writer_enter(q, prio);
+		if (mode == 0)
+			ra_wrlock(q->alg);
+		else
+			err = ra_timedwrlock(q->alg, clk, abs);
+		if (prio)
+			rt_writer_leave(q);
+		if (err)
+			return err;
+	}
+	qa_write(&q->writer, me);
+	return 0;
+}
+
+static inline int rw_unlock(pthread_rwlock_t *r)
+{
+	struct qrw *q = QRW(r);
+
+	if (rwlock_glibc(r))
+		return real.pthread_rwlock_unlock(r);
+	if (qa_read(&q->writer) == self_id()) {
+		qa_write(&q->writer, 0);
+		ra_wrunlock(q->alg);
+	} else {
+		ra_rdunlock(q->alg);
+	}
+	return 0;
+}
+
+EXPORT int pthread_rwlock_init(pthread_rwlock_t *r, const pthread_rwlockattr_t *a)
+{
+	return rwlock_init(r, a);
+}
+
+EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *r)
+{
+	ready();
+	if (rwlock_glibc(r))
+		return real.pthread_rwlock_destroy(r);
+	return 0; /* as glibc: nothing to do, no check */
+}
+
+EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *r)
+{
+	ready();
+	return rw_rdlock(r, 0, CLOCK_REALTIME, NULL);
+}
+
+EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *r)
+{
+	ready();
+	return rw_rdlock(r, 1, CLOCK_REALTIME, NULL);
+}
+
+EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *r,
+				      const struct timespec *abs)
+{
+	ready();
+	return rw_rdlock(r, 2, CLOCK_REALTIME, abs);
+}
+
+EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *r, clockid_t clk,
+				      const struct timespec *abs)
+{
+	ready();
+	return rw_rdlock(r, 2, clk, abs);
+}
+
+EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *r)
+{
+	ready();
+	return rw_wrlock(r, 0, CLOCK_REALTIME, NULL);
+}
+
+EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *r)
+{
+	ready();
+	return rw_wrlock(r, 1, CLOCK_REALTIME, NULL);
+}
+
+EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *r,
+				      const struct timespec *abs)
+{
+	ready();
+	return rw_wrlock(r, 2, CLOCK_REALTIME, abs);
+}
+
+EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *r, clockid_t clk,
+				      const struct timespec *abs)
+{
+	ready();
+	return rw_wrlock(r, 2, clk, abs);
+}
+
+EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *r)
+{
+	ready();
+	return rw_unlock(r);
+}
+
+EXPORT int __pthread_rwlock_init(pthread_rwlock_t *a, const pthread_rwlockattr_t *b);
+int __pthread_rwlock_init(pthread_rwlock_t *a, const pthread_rwlockattr_t *b)
+{
+	return pthread_rwlock_init(a, b);
+}
+EXPORT int __pthread_rwlock_destroy(pthread_rwlock_t *a);
+int __pthread_rwlock_destroy(pthread_rwlock_t *a)
+{
+	return pthread_rwlock_destroy(a);
+}
+EXPORT int __pthread_rwlock_rdlock(pthread_rwlock_t *a);
+int __pthread_rwlock_rdlock(pthread_rwlock_t *a)
+{
+	return pthread_rwlock_rdlock(a);
+}
+EXPORT int __pthread_rwlock_tryrdlock(pthread_rwlock_t *a);
+int __pthread_rwlock_tryrdlock(pthread_rwlock_t *a)
+{
+	return pthread_rwlock_tryrdlock(a);
+}
+EXPORT int __pthread_rwlock_wrlock(pthread_rwlock_t *a);
+int __pthread_rwlock_wrlock(pthread_rwlock_t *a)
+{
+	return pthread_rwlock_wrlock(a);
+}
+EXPORT int __pthread_rwlock_trywrlock(pthread_rwlock_t *a);
+int __pthread_rwlock_trywrlock(pthread_rwlock_t *a)
+{
+	return pthread_rwlock_trywrlock(a);
+}
+EXPORT int __pthread_rwlock_unlock(pthread_rwlock_t *a);
+int __pthread_rwlock_unlock(pthread_rwlock_t *a)
+{
+	return pthread_rwlock_unlock(a);
+}
+

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libqlock-pthread.so: glibc's pthread mutexes, rwlocks, condition
+ * variables and spinlocks, running on qlock's locks.  Load it with
+ * LD_PRELOAD (or link it before libc); see docs/pthread-dropin.md.
+ *
+ * This internal header holds what the shim's files share: the overlays
+ * of glibc's objects, glibc's own functions, the set-up and the mutex
+ * calls the condition variable uses.  One file per object (mutex.c,
+ * rwlock.c, cond.c, spin.c), plus config.c (environment, algorithm
+ * choice, set-up), fork.c and stats.c.
+ *
+ * Interposition: every entry point here is an *unversioned* definition.
+ * The dynamic linker lets an unversioned definition in an object that
+ * comes first in the lookup order satisfy a versioned reference
+ * (pthread_cond_wait@GLIBC_2.2.5, @GLIBC_2.3.2, pthread_mutex_trylock@
+ * GLIBC_2.34, ...), so one definition interposes every version glibc
+ * exports.  glibc's own functions are reached with dlsym(RTLD_NEXT), which
+ * returns glibc's default (newest) version.
+ *
+ * Storage (x86_64 glibc layouts; checked by the static asserts below):
+ *
+ * pthread_mutex_t (40 bytes, struct __pthread_mutex_s)
+ *   0..15        the mutex algorithm (__lock .. __nusers); its lock word
+ *                first, 0 = free (qspinlock: 4 bytes; TP mutex: 16 bytes,
+ *                word = owner tid | WAITERS, as glibc's __lock/__owner)
+ *  16  __kind    glibc's kind, where glibc's initialisers put it:
+ *                0 normal, 1 recursive, 2 errorcheck, 3 adaptive (run as
+ *                normal).  Any other bit (robust 16, PI 32, PP 64,
+ *                pshared 128, or -1 after destroy) means "glibc-owned":
+ *                every call goes to glibc unchanged.
+ *  20  __spins + __elision: recursion count (recursive kind)
+ *  24  __list.__prev: 64-bit owner id (pthread_self()) for the
+ *                recursive and errorcheck kinds
+ *  32  __list.__next (low half): fork generation (see fork_check())
+ * pthread_rwlock_t (56 bytes)
+ *   0..23        the rwlock algorithm's storage (qrwlock 8 bytes; TP
+ *                rwlock 32 bytes whose last 8 are never-written padding)
+ *  28  __shared  non-zero = process-shared = glibc-owned
+ *  32  __rwelision, __pad1: blocked realtime writers (count, top
+ *                priority; see rwlock.c)
+ *  40  __pad2    64-bit id of the writer (pthread_self()), 0 if none
+ *  48  __flags   glibc's kind (kept, so the initialisers stay valid)
+ * pthread_cond_t (48 bytes)
+ *   0            sequence word (futex)
+ *   4            waiter count (and DESTROYING, see cond.c)
+ *   8            fork generation of the waiter count
+ *  36  __wrefs   glibc's attribute bits: bit 0 pshared (= glibc-owned),
+ *                bit 1 CLOCK_MONOTONIC
+ * pthread_spinlock_t (4 bytes): a qlock_spinlock_t.
+ *
+ * A zeroed object is always qlock-owned: glibc marks what it owns with
+ * bits that are never zero.
+ */
+#ifndef QLOCK_SHIM_H
+#define QLOCK_SHIM_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "adapt.h"
+#include "core/atomic.h"
+#include "qlock/qspinlock.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* ---- layouts ----------------------------------------------------------- */
+
+_Static_assert(sizeof(pthread_mutex_t) == 40, "pthread_mutex_t");
+_Static_assert(sizeof(pthread_rwlock_t) == 56, "pthread_rwlock_t");
+_Static_assert(sizeof(pthread_cond_t) == 48, "pthread_cond_t");
+_Static_assert(sizeof(pthread_spinlock_t) == 4, "pthread_spinlock_t");
+_Static_assert(sizeof(qlock_spinlock_t) == 4, "qlock_spinlock_t");
+
+struct qm {              /* overlay of pthread_mutex_t */
+	uint32_t word[SHIM_MUTEX_BYTES / 4]; /* __lock .. __nusers */
+	int32_t kind;    /* __kind */
+	uint32_t count;  /* __spins, __elision */
+	uint64_t owner;  /* __list.__prev */
+	uint32_t gen;    /* __list.__next: fork generation, see fork_check() */
+};
+_Static_assert(offsetof(pthread_mutex_t, __data.__lock) == offsetof(struct qm, word), "lock");
+_Static_assert(offsetof(pthread_mutex_t, __data.__kind) == offsetof(struct qm, kind), "kind");
+_Static_assert(offsetof(pthread_mutex_t, __data.__spins) == offsetof(struct qm, count), "count");
+_Static_assert(offsetof(pthread_mutex_t, __data.__list) == offsetof(struct qm, owner), "owner");
+_Static_assert(sizeof(struct qm) <= sizeof(pthread_mutex_t), "qm size");
+_Static_assert(_Alignof(pthread_mutex_t) >= 8, "owner alignment");
+
+struct qrw {                     /* overlay of pthread_rwlock_t */
+	uint64_t alg[SHIM_RW_BYTES / 8];
+	int32_t cur_writer;      /* __cur_writer: unused, stays 0 */
+	int32_t shared;          /* __shared */
+	uint32_t rt_writers;     /* __rwelision, __pad1[0..2]: rwlock.c */
+	uint32_t pad1;           /* __pad1[3..6] */
+	uint64_t writer;         /* __pad2 */
+	uint32_t flags;          /* __flags */
+};
+_Static_assert(offsetof(pthread_rwlock_t, __data.__cur_writer) == offsetof(struct qrw, cur_writer), "cur_writer");
+_Static_assert(offsetof(pthread_rwlock_t, __data.__shared) == offsetof(struct qrw, shared), "shared");
+_Static_assert(offsetof(pthread_rwlock_t, __data.__rwelision) == offsetof(struct qrw, rt_writers), "rt_writers");
+_Static_assert(offsetof(pthread_rwlock_t, __data.__pad2) == offsetof(struct qrw, writer), "writer");
+_Static_assert(offsetof(pthread_rwlock_t, __data.__flags) == offsetof(struct qrw, flags), "flags");
+
+struct qcv {                     /* overlay of pthread_cond_t */
+	uint32_t seq;
+	uint32_t waiters;
+	uint32_t gen;            /* fork generation of `waiters` */
+	uint32_t unused[6];
+	uint32_t wrefs;          /* __wrefs */
+};
+_Static_assert(offsetof(pthread_cond_t, __data.__wrefs) == offsetof(struct qcv, wrefs), "wrefs");
+#define QCV_PSHARED 1u
+#define QCV_MONOTONIC 2u
+
+#define MUTEX_KIND_MASK 3
+#define MUTEX_ELISION_BITS (256 | 512)
+#define MUTEX_NORMAL 0
+#define MUTEX_RECURSIVE 1
+#define MUTEX_ERRORCHECK 2
+
+/* ---- glibc's functions -------------------------------------------------- */
+
+#define REAL_LIST(X)                                                        \
+	X(pthread_mutex_init, int, (pthread_mutex_t *, const pthread_mutexattr_t *)) \
+	X(pthread_mutex_destroy, int, (pthread_mutex_t *))                   \
+	X(pthread_mutex_lock, int, (pthread_mutex_t *))                      \
+	X(pthread_mutex_trylock, int, (pthread_mutex_t *))                   \
+	X(pthread_mutex_timedlock, int, (pthread_mutex_t *, const struct timespec *)) \
+	X(pthread_mutex_clocklock, int, (pthread_mutex_t *, clockid_t, const struct timespec *)) \
+	X(pthread_mutex_unlock, int, (pthread_mutex_t *))                    \
+	X(pthread_rwlock_init, int, (pthread_rwlock_t *, const pthread_rwlockattr_t *)) \
+	X(pthread_rwlock_destroy, int, (pthread_rwlock_t *))                 \
+	X(pthread_rwlock_rdlock, int, (pthread_rwlock_t *))                  \
+	X(pthread_rwlock_tryrdlock, int, (pthread_rwlock_t *))               \
+	X(pthread_rwlock_timedrdlock, int, (pthread_rwlock_t *, const struct timespec *)) \
+	X(pthread_rwlock_clockrdlock, int, (pthread_rwlock_t *, clockid_t, const struct timespec *)) \
+	X(pthread_rwlock_wrlock, int, (pthread_rwlock_t *))                  \
+	X(pthread_rwlock_trywrlock, int, (pthread_rwlock_t *))               \
+	X(pthread_rwlock_timedwrlock, int, (pthread_rwlock_t *, const struct timespec *)) \
+	X(pthread_rwlock_clockwrlock, int, (pthread_rwlock_t *, clockid_t, const struct timespec *)) \
+	X(pthread_rwlock_unlock, int, (pthread_rwlock_t *))                  \
+	X(pthread_cond_init, int, (pthread_cond_t *, const pthread_condattr_t *)) \
+	X(pthread_cond_destroy, int, (pthread_cond_t *))                     \
+	X(pthread_cond_wait, int, (pthread_cond_t *, pthread_mutex_t *))     \
+	X(pthread_cond_timedwait, int, (pthread_cond_t *, pthread_mutex_t *, const struct timespec *)) \
+	X(pthread_cond_clockwait, int, (pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *)) \
+	X(pthread_cond_signal, int, (pthread_cond_t *))                      \
+	X(pthread_cond_broadcast, int, (pthread_cond_t *))                   \
+	X(pthread_spin_init, int, (pthread_spinlock_t *, int))               \
+	X(pthread_spin_destroy, int, (pthread_spinlock_t *))                 \
+	X(pthread_spin_lock, int, (pthread_spinlock_t *))                    \
+	X(pthread_spin_trylock, int, (pthread_spinlock_t *))                 \
+	X(pthread_spin_unlock, int, (pthread_spinlock_t *))
+
+
+struct shim_real {
+#define X(name, ret, args) ret(*name) args;
+	REAL_LIST(X)
+#undef X
+};
+extern struct shim_real real;
+
+/* ---- set-up (config.c) ----------------------------------------------- */
+
+extern int shim_state; /* 0 = not set up, 1 = being set up, 2 = ready */
+void shim_setup(void);
+
+static inline void ready(void)
+{
+	if (qa_unlikely(qa_read_acquire(&shim_state) != 2))
+		shim_setup();
+}
+
+/* Which algorithm serves "mutex", "rwlock", "spin" or "cond"
+ * (exported: tests and diagnostics ask it). */
+EXPORT const char *qlock_pthread_algorithm(const char *what);
+
+/* The report QLOCK_STATS asks for, at exit, and the misuse handler that
+ * counts for it (stats.c).  shim_stats_format() writes the whole report
+ * into buf (NUL-terminated, truncated to size) and returns its length;
+ * each section appends with shim_report_add(). */
+struct shim_report {
+	char *buf;
+	size_t size, len;
+};
+void shim_report_add(struct shim_report *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+size_t shim_stats_format(char *buf, size_t size);
+void shim_stats_setup(void);
+void shim_on_misuse(const char *fn, const char *what, const void *lock);
+
+/* ---- fork (fork.c) --------------------------------------------------- */
+
+#define GEN_BUSY UINT32_MAX
+#define SHIM_FORK_ALIVE 1u
+extern uint32_t shim_forkgen;
+extern uint32_t *shim_fork_alive; /* 0 in a fork child until noticed */
+void shim_fork_setup(void);
+void shim_atfork_child(void);
+void shim_fork_noticed(void);
+bool shim_fork_claim(uint32_t *gen, uint32_t g);
+void shim_fork_repaired(uint32_t *gen, uint32_t g);
+void mutex_fork_repair(struct qm *q, uint32_t g);
+
+/* The current fork generation, bumped first if this is a child that has
+ * not noticed its fork yet. */
+static inline uint32_t shim_fork_check(void)
+{
+	if (qa_unlikely(qa_read_acquire(qa_read_acquire(&shim_fork_alive)) !=
+			SHIM_FORK_ALIVE))
+		shim_fork_noticed();
+	return qa_read(&shim_forkgen);
+}
+
+static inline void mutex_fork_check(struct qm *q)
+{
+	uint32_t g = shim_fork_check();
+
+	if (qa_unlikely(qa_read_acquire(&q->gen) != g))
+		mutex_fork_repair(q, g);
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static inline uint64_t self_id(void)
+{
+	return (uint64_t)pthread_self();
+}
+
+static inline bool clock_ok(clockid_t clk)
+{
+	return clk == CLOCK_REALTIME || clk == CLOCK_MONOTONIC;
+}
+
+static inline bool nsec_ok(const struct timespec *ts)
+{
+	return ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000L;
+}
+
+
+static inline struct qm *QM(pthread_mutex_t *m) { return (struct qm *)(void *)m; }
+
+/* mode: 0 block, 1 try, 2 timed (clk/abs); the condition variable
+ * releases and re-takes its mutex through these (mutex.c). */
+int mutex_acquire(pthread_mutex_t *m, int mode, clockid_t clk,
+		  const struct timespec *abs);
+int mutex_release(pthread_mutex_t *m);
+
+#endif /* QLOCK_SHIM_H */

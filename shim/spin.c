@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pthread_spin_*: a qlock_spinlock_t in the 4 bytes of pthread_spinlock_t.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+
+#include "shim.h"
+
+static inline qlock_spinlock_t *QS(pthread_spinlock_t *s)
+{
+	return (qlock_spinlock_t *)(void *)s;
+}
+
+EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
+{
+	ready();
+	if (shim_salg == SALG_GLIBC)
+		return real.pthread_spin_init(s, pshared);
+	qlock_spin_init(QS(s));
+	return 0;
+}
+
+EXPORT int pthread_spin_destroy(pthread_spinlock_t *s)
+{
+	(void)s;
+	return 0;
+}
+
+EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
+{
+	ready();
+	if (shim_salg == SALG_GLIBC)
+		return real.pthread_spin_lock(s);
+	qlock_spin_lock(QS(s));
+	return 0;
+}
+
+EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
+{
+	ready();
+	if (shim_salg == SALG_GLIBC)
+		return real.pthread_spin_trylock(s);
+	return shim_qs_trylock(QS(s)) ? 0 : EBUSY;
+}
+
+EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
+{
+	ready();
+	if (shim_salg == SALG_GLIBC)
+		return real.pthread_spin_unlock(s);
+	qlock_spin_unlock(QS(s));
+	return 0;
+}

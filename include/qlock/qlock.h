@@ -59,6 +59,27 @@ QLOCK_API long qlock_tune_get(enum qlock_tunable t);
  */
 QLOCK_API int qlock_max_threads(void);
 
+/*
+ * Misuse a lock can tell from its own word (unlocking a lock that is not
+ * held, unlocking in the wrong mode, unlocking another thread's mutex, ...)
+ * is reported to a handler: `fn` is the public function that detected it,
+ * `what` says what was wrong, `lock` is the lock's address.
+ *
+ * The default handler writes one line on stderr ("qlock: fn: what (lock
+ * 0x...)") and aborts.  If an installed handler returns, the call that
+ * detected the misuse returns without changing the lock (with an error
+ * code where the function has one, e.g. EPERM), with one exception:
+ * unlocking a mutex or spinlock that another thread holds releases it,
+ * as glibc's NORMAL mutex does.  Each lock's header lists what it
+ * detects.  The handler may run in any thread that calls the library,
+ * also inside signal handlers; it must not use the lock it is told about.
+ */
+typedef void (*qlock_misuse_fn)(const char *fn, const char *what,
+				const void *lock);
+/* Install a handler for detected misuse; NULL restores the default.
+ * Returns the previous handler (never NULL). */
+QLOCK_API qlock_misuse_fn qlock_set_misuse_handler(qlock_misuse_fn fn);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,11 @@
  * while their thread waits for one (up to 4 nesting levels; deeper
  * nesting and threads beyond the slot limit still get the lock through a
  * slower path).  Not recursive; unlock by the owner.  See docs/qspinlock.md.
+ *
+ * Misuse detected: qlock_spin_unlock() of a free lock (reported through
+ * qlock_set_misuse_handler(), default: message and abort; if the handler
+ * returns, the lock stays free).  The word records no owner, so an unlock
+ * by another thread than the owner releases the lock.
  */
 #ifndef QLOCK_QSPINLOCK_H
 #define QLOCK_QSPINLOCK_H

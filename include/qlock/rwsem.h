@@ -15,7 +15,12 @@
  * Not recursive: a thread that holds the lock in any mode must not take it
  * again.  Readers and writers may be different threads from the ones that
  * unlock (like the kernel's rwsem, the lock has no owner requirement on
- * unlock), but an unlock without a matching lock aborts with a message.
+ * unlock).
+ *
+ * Misuse detected (reported through qlock_set_misuse_handler(), default:
+ * message and abort; if the handler returns, the lock is left unchanged):
+ * qlock_up_read() of a lock with no reader counted (free or write-locked),
+ * qlock_up_write() and qlock_downgrade_write() of a lock no writer holds.
  */
 #ifndef QLOCK_RWSEM_H
 #define QLOCK_RWSEM_H

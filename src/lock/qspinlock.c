@@ -607,7 +607,8 @@ static __attribute__((noinline)) void qs_unlock_slow(uint32_t *w, uint32_t old)
 	if (qa_unlikely(!(old & QS_LOCKED_MASK))) {
 		/* Not held: undo our subtraction before reporting. */
 		qa_fetch_add_relaxed(w, QS_LOCKED_VAL);
-		qc_misuse("qlock_spin_unlock", "the lock is not held");
+		qc_misuse("qlock_spin_unlock", "the lock is not held", w);
+		return;
 	}
 	/* *,*,SLOW-1 -> *,*,0 (nobody else writes a held locked byte). */
 	qa_u8_write_release(w, QS_LOCKED_OFFSET, 0);

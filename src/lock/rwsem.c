@@ -918,8 +918,12 @@ static inline void do_up_read(qlock_rwsem_t *sem, bool front)
 	/* Release: our read section happens-before the next writer's. */
 	uint32_t c = qa_sub_return_release(&sem->count, READER_BIAS);
 
-	if (qa_unlikely(c & FLAG_READFAIL))
-		qc_misuse("qlock_up_read", "rwsem not read-locked");
+	if (qa_unlikely(c & FLAG_READFAIL)) {
+		/* Nothing to release: take the subtraction back, report. */
+		qa_fetch_add_relaxed(&sem->count, READER_BIAS);
+		qc_misuse("qlock_up_read", "rwsem not read-locked", sem);
+		return;
+	}
 	if (qa_unlikely((c & (LOCK_MASK | FLAG_WAITERS)) == FLAG_WAITERS)) {
 		clear_nonspinnable(sem);
 		rwsem_wake(sem, front, QC_OP_RUNLOCK);
@@ -943,8 +947,10 @@ static inline void do_up_write(qlock_rwsem_t *sem, bool front)
 {
 	uint32_t c;
 
-	if (qa_unlikely(!(qa_read(&sem->count) & WRITER_LOCKED)))
-		qc_misuse("qlock_up_write", "rwsem not write-locked");
+	if (qa_unlikely(!(qa_read(&sem->count) & WRITER_LOCKED))) {
+		qc_misuse("qlock_up_write", "rwsem not write-locked", sem);
+		return;
+	}
 	clear_owner(sem);
 	/* Release: our write section happens-before the next owner's. */
 	c = qa_fetch_sub_release(&sem->count, WRITER_LOCKED);
@@ -956,8 +962,11 @@ static inline void do_downgrade_write(qlock_rwsem_t *sem, bool front)
 {
 	uint32_t c;
 
-	if (qa_unlikely(!(qa_read(&sem->count) & WRITER_LOCKED)))
-		qc_misuse("qlock_downgrade_write", "rwsem not write-locked");
+	if (qa_unlikely(!(qa_read(&sem->count) & WRITER_LOCKED))) {
+		qc_misuse("qlock_downgrade_write", "rwsem not write-locked",
+			  sem);
+		return;
+	}
 	set_reader_owned(sem);
 	/* Release: the write section happens-before the readers we admit. */
 	c = qa_fetch_add_release(&sem->count, READER_BIAS - WRITER_LOCKED);

@@ -131,6 +131,7 @@
 #include "core/futex.h"
 #include "core/spin.h"
 #include "core/stats.h"
+#include "core/testhook.h"
 
 _Static_assert(sizeof(qlock_rwlock_t) == 8, "qlock_rwlock_t is 8 bytes");
 
@@ -363,6 +364,7 @@ QRW_INLINE void qrw_read_unlock(qlock_rwlock_t *lock, enum qrw_variant v)
 {
 	uint32_t cnts = qa_sub_return_release(&lock->cnts, qrw_bias(v)); /* O2 */
 
+	qc_test_released(lock);
 	if (qrw_must_wake_writer(v, cnts))
 		qrw_wake(lock, QC_OP_RUNLOCK);
 }
@@ -390,9 +392,12 @@ QRW_INLINE void qrw_write_unlock(qlock_rwlock_t *lock)
 {
 	/* O1/O2/O3 release; fails only on SLOW (O5). */
 	if (qa_likely(qa_u8_cmpxchg_release(&lock->cnts, 0, QRW_W_LOCKED, 0) ==
-		      QRW_W_LOCKED))
+		      QRW_W_LOCKED)) {
+		qc_test_released(lock);
 		return;
+	}
 	qa_u8_write_release(&lock->cnts, 0, 0);
+	qc_test_released(lock);
 	qrw_wake(lock, QC_OP_UNLOCK);
 }
 

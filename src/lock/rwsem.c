@@ -134,6 +134,7 @@
 #include "core/osq.h"
 #include "core/spin.h"
 #include "core/stats.h"
+#include "core/testhook.h"
 #include "lock/rwsem_variants.h"
 
 #define CLS QC_CLASS_rwsem
@@ -918,6 +919,7 @@ static inline void do_up_read(qlock_rwsem_t *sem, bool front)
 	/* Release: our read section happens-before the next writer's. */
 	uint32_t c = qa_sub_return_release(&sem->count, READER_BIAS);
 
+	qc_test_released(sem);
 	if (qa_unlikely(c & FLAG_READFAIL)) {
 		/* Nothing to release: take the subtraction back, report. */
 		qa_fetch_add_relaxed(&sem->count, READER_BIAS);
@@ -954,6 +956,7 @@ static inline void do_up_write(qlock_rwsem_t *sem, bool front)
 	clear_owner(sem);
 	/* Release: our write section happens-before the next owner's. */
 	c = qa_fetch_sub_release(&sem->count, WRITER_LOCKED);
+	qc_test_released(sem);
 	if (qa_unlikely(c & FLAG_WAITERS))
 		rwsem_wake(sem, front, QC_OP_UNLOCK);
 }

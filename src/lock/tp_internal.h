@@ -67,6 +67,7 @@
 #include "core/futex.h"
 #include "core/spin.h"
 #include "core/stats.h"
+#include "core/testhook.h"
 #include "qlock/tp_mutex.h"
 #include "qlock/tp_rwlock.h"
 

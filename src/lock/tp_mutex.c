@@ -243,9 +243,11 @@ static void unlock_slow(qlock_tp_mutex_t *m, uint32_t v)
 		 * anyway.  Release pairs with the top waiter's acquire. */
 		while (qa_cmpxchg(&m->val, v, h) != v)
 			v = qa_read(&m->val);
+		qc_test_released(m);
 		qc_event_inc(CLS, QC_EV_handoff);
 	} else {
 		qa_xchg(&m->val, 0u); /* seq_cst: see top_sleeps() */
+		qc_test_released(m);
 	}
 	if (top_sleeps(m)) {
 		qc_event_inc(CLS, QC_EV_wake);
@@ -258,8 +260,10 @@ QLOCK_API void qlock_tp_mutex_unlock(qlock_tp_mutex_t *m)
 	uint32_t tid = tp_self_tid();
 
 	/* Release: pairs with the next owner's acquire. */
-	if (qa_likely(qa_cmpxchg_release(&m->val, tid, 0u) == tid))
+	if (qa_likely(qa_cmpxchg_release(&m->val, tid, 0u) == tid)) {
+		qc_test_released(m);
 		return;
+	}
 	unlock_slow(m, tid | W);
 }
 

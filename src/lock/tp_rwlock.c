@@ -324,6 +324,7 @@ static void release_slow(qlock_tp_rwlock_t *rw, uint32_t v, enum qc_op op)
 	 * or-ed in meanwhile, and it is set already: cmpxchg anyway. */
 	while (qa_cmpxchg(&rw->val, v, n) != v) /* seq_cst, see wake_top */
 		v = qa_read(&rw->val);
+	qc_test_released(rw);
 	wake_top(rw, op);
 }
 
@@ -334,8 +335,11 @@ QLOCK_API void qlock_tp_rwlock_rdunlock(qlock_tp_rwlock_t *rw)
 	uint32_t v = qa_sub_return_release(&rw->val, 1u);
 
 	for (;;) {
-		if (qa_likely((v & CNT) != 0) || !(v & SH) || (v & SU))
-			return; /* not last, or a writer took it already */
+		if (qa_likely((v & CNT) != 0) || !(v & SH) || (v & SU)) {
+			/* not last, or a writer took it already */
+			qc_test_released(rw);
+			return;
+		}
 		if (v & W) {
 			/* Settle the last-reader race: one thread sets SU
 			 * and finishes the release. */
@@ -344,6 +348,7 @@ QLOCK_API void qlock_tp_rwlock_rdunlock(qlock_tp_rwlock_t *rw)
 				return;
 			}
 		} else if (qa_cmpxchg_release(&rw->val, v, 0u) == v) {
+			qc_test_released(rw);
 			return;
 		}
 		v = qa_read(&rw->val);
@@ -410,8 +415,10 @@ QLOCK_API void qlock_tp_rwlock_wrunlock(qlock_tp_rwlock_t *rw)
 {
 	uint32_t tid = tp_self_tid();
 
-	if (qa_likely(qa_cmpxchg_release(&rw->val, tid, 0u) == tid))
+	if (qa_likely(qa_cmpxchg_release(&rw->val, tid, 0u) == tid)) {
+		qc_test_released(rw);
 		return;
+	}
 	release_slow(rw, tid | W, QC_OP_UNLOCK);
 }
 

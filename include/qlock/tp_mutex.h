@@ -36,13 +36,15 @@ typedef struct qlock_tp_mutex {
 	uint32_t val;     /* futex word: owner tid | WAITERS */
 	uint32_t serial;  /* serialises the waiters (who is top waiter) */
 	uint32_t handoff; /* tid of the top waiter asking for hand-off, or 0 */
-	uint32_t nval;    /* threads that may sleep on val */
+	uint32_t nval;    /* serial lock hand-off request (internal) */
 } qlock_tp_mutex_t;
 
 #define QLOCK_TP_MUTEX_INIT { 0, 0, 0, 0 }
 
-/* The futex word's bits (the series' FUTEX_WAITERS / FUTEX_TID_MASK). */
+/* The futex word's bits (the series' FUTEX_WAITERS / FUTEX_TID_MASK;
+ * SLEEPER: the top waiter sleeps on the word, its unlock must wake it). */
 #define QLOCK_TP_WAITERS  0x80000000u
+#define QLOCK_TP_SLEEPER  0x40000000u
 #define QLOCK_TP_TID_MASK 0x3fffffffu
 
 static inline void qlock_tp_mutex_init(qlock_tp_mutex_t *m)

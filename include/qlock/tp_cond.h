@@ -45,6 +45,8 @@ QLOCK_API int qlock_tp_cond_timedwait(qlock_tp_cond_t *c, qlock_tp_mutex_t *m,
 				      clockid_t clk);
 QLOCK_API void qlock_tp_cond_signal(qlock_tp_cond_t *c);
 QLOCK_API void qlock_tp_cond_broadcast(qlock_tp_cond_t *c);
+/* Before the condition variable's memory is freed or reused. */
+QLOCK_API void qlock_tp_cond_destroy(qlock_tp_cond_t *c);
 
 #ifdef __cplusplus
 }

@@ -133,3 +133,8 @@ QLOCK_API void qlock_tp_cond_broadcast(qlock_tp_cond_t *c)
 		}
 	}
 }
+
+QLOCK_API void qlock_tp_cond_destroy(qlock_tp_cond_t *c)
+{
+	(void)c;
+}

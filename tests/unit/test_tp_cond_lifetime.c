@@ -6,7 +6,8 @@
  * the woken waiters are still on their way back into the mutex.
  *
  * In a loop: WAITERS threads wait on a condition variable; the main thread
- * broadcasts (or signals each), unlocks, destroys it and then
+ * broadcasts (or signals each), unlocks, destroys it (or destroys it
+ * before unlocking: requeued waiters then wait for the mutex) and then
  *   - poisons the memory and, after joining the waiters, checks that
  *     nobody wrote the poison, or
  *   - unmaps its page (a later access by a waiter faults; under ASan the
@@ -26,7 +27,7 @@
 #include "qlock/tp_cond.h"
 #include "qlock/tp_mutex.h"
 
-enum { WAITERS = 3, ROUNDS = 400 };
+enum { WAITERS = 3, ROUNDS = 200 };
 #define POISON 0xa5
 
 static qlock_tp_mutex_t m = QLOCK_TP_MUTEX_INIT;
@@ -78,7 +79,7 @@ static bool poisoned(const void *p, size_t n)
 	return true;
 }
 
-static void one_round(bool unmap, bool broadcast)
+static void one_round(bool unmap, bool broadcast, bool destroy_locked)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	pthread_t t[WAITERS];
@@ -105,8 +106,14 @@ static void one_round(bool unmap, bool broadcast)
 		for (int i = 0; i < WAITERS; i++)
 			qlock_tp_cond_signal(cv);
 	}
-	qlock_tp_mutex_unlock(&m);
-	qlock_tp_cond_destroy(cv);
+	if (destroy_locked) {
+		/* Requeued waiters wait for m, which we hold. */
+		qlock_tp_cond_destroy(cv);
+		qlock_tp_mutex_unlock(&m);
+	} else {
+		qlock_tp_mutex_unlock(&m);
+		qlock_tp_cond_destroy(cv);
+	}
 	if (unmap) {
 		assert(munmap(mem, page) == 0);
 	} else {
@@ -126,15 +133,17 @@ static void one_round(bool unmap, bool broadcast)
 
 int main(void)
 {
-	for (int mode = 0; mode < 8; mode++) {
-		bool unmap = mode & 1, broadcast = mode & 2;
+	for (int mode = 0; mode < 16; mode++) {
+		bool unmap = mode & 1, broadcast = mode & 2, locked = mode & 8;
 
 		timed = mode & 4;
 		for (int r = 0; r < ROUNDS; r++)
-			one_round(unmap, broadcast);
-		printf("tp_cond lifetime: %s%s, %s: %d rounds clean\n",
+			one_round(unmap, broadcast, locked);
+		printf("tp_cond lifetime: %s%s, destroy %s the mutex, %s: "
+		       "%d rounds clean\n",
 		       broadcast ? "broadcast" : "signal each",
 		       timed ? " (timed waits)" : "",
+		       locked ? "holding" : "after unlocking",
 		       unmap ? "unmapped" : "poisoned", ROUNDS);
 	}
 	return 0;

@@ -14,8 +14,12 @@
  *	c->mutex    the waiters' mutex (broadcast requeues onto its queue)
  *
  * wait:      waiters++, s = seq, unlock m, FUTEX_WAIT(seq, s), waiters--
- *            (the waiter's last access to c), relock m through its
- *            waiter queue (tp_mutex_lock_cond)
+ *            (the waiter's last access to c), relock m: through its
+ *            waiter queue (tp_mutex_lock_cond) when woken, since it may
+ *            have been requeued; with the plain lock after a timeout
+ *            (the cond path takes the serial lock with 2 and so always
+ *            makes a FUTEX_WAKE on release: an uncontended timed wait
+ *            must make none)
  * destroy:   waiters |= DESTROYING; if waiters remain, wake every one
  *            still asleep (on seq, or requeued onto m->serial: spurious
  *            wake-ups, which waits allow) and sleep on `waiters` until
@@ -92,7 +96,10 @@ static int cond_wait(qlock_tp_cond_t *c, qlock_tp_mutex_t *m,
 	}
 	cond_leave(c);
 
-	tp_mutex_lock_cond(m);
+	if (err == 0)
+		tp_mutex_lock_cond(m); /* woken: maybe requeued */
+	else /* timed out: not requeued, nobody to pass a wake-up to */
+		qlock_tp_mutex_lock(m);
 	return err == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 

@@ -142,9 +142,9 @@ static void done_with_page(void *lock)
 	}
 }
 
-static void released_hook(const void *lock)
+static void released_hook(enum qc_test_point p, const void *lock)
 {
-	if (lock != armed || !pthread_equal(pthread_self(), unlocker))
+	if (p != QC_TP_RELEASED || lock != armed || !pthread_equal(pthread_self(), unlocker))
 		return;
 	armed = NULL;
 	if (cur->stealer)
@@ -214,7 +214,7 @@ int main(int argc, char **argv)
 	unlocker = pthread_self();
 	sem_init(&go_steal, 0, 0);
 	sem_init(&unmapped, 0, 0);
-	qa_write_release(&qc_test_released_hook, released_hook);
+	qa_write_release(&qc_test_hook, released_hook);
 	/* Waiters spin, never sleep; a TP top waiter asks for the hand-off
 	 * at once. */
 	assert(qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 2000000000L) == 0);

@@ -67,6 +67,7 @@
 #include "futex.h"
 #include "slot.h"
 #include "stats.h"
+#include "testhook.h"
 
 struct osq_node {
 	struct osq_node *next;
@@ -157,6 +158,7 @@ bool qc_osq_lock(struct qc_osq *osq, uint64_t deadline_ns)
 	node = &nodes[slot];
 	qa_write(&node->locked, 0);
 	qa_write(&node->next, NULL);
+	qc_test_point(QC_TP_OSQ_NODE, osq);
 	osq_self = node;
 
 	/*
@@ -232,6 +234,7 @@ void qc_osq_unlock(struct qc_osq *osq)
 	if (qa_unlikely(node == NULL))
 		return;
 	osq_self = NULL;
+	qc_test_point(QC_TP_OSQ_UNLOCK, osq);
 	/* Release: the next xchg of tail acquires our critical section. */
 	t = osq_slot1(node);
 	if (qa_likely(qa_try_cmpxchg_release(&osq->tail, &t, 0)))

@@ -49,7 +49,11 @@ static inline void qlock_tp_cond_init(qlock_tp_cond_t *c)
 /* Atomically release m and wait; m is held again on return. */
 QLOCK_API void qlock_tp_cond_wait(qlock_tp_cond_t *c, qlock_tp_mutex_t *m);
 /* As wait; ETIMEDOUT once the absolute deadline on clk passed (m held
- * again), EINVAL for a malformed deadline or clock (m never released). */
+ * again), EINVAL for a malformed deadline or clock (m never released);
+ * abs == NULL: no deadline.  EPERM when the caller does not hold m: a
+ * misuse, reported through qlock_set_misuse_handler() (default: message
+ * and abort); if the handler returns, nothing waits and m is not taken
+ * (qlock_tp_cond_wait() then returns at once, the same way). */
 QLOCK_API int qlock_tp_cond_timedwait(qlock_tp_cond_t *c, qlock_tp_mutex_t *m,
 				      const struct timespec *abs,
 				      clockid_t clk);

@@ -19,6 +19,14 @@
  *
  * 32 bytes, zero-initialised = unlocked, no destructor.  Not recursive
  * (a read lock taken again while a writer waits can deadlock).
+ *
+ * Misuse detected (reported through qlock_set_misuse_handler(), default:
+ * message and abort; if the handler returns, the lock is left as it was):
+ * qlock_tp_rwlock_rdunlock() of a lock no reader holds (free, or
+ * write-locked), qlock_tp_rwlock_wrunlock() by a thread that does not
+ * hold the write lock (free, read-locked, or another thread's).  Readers
+ * are not recorded: a read unlock by another thread than the reader's is
+ * not detected.
  */
 #ifndef QLOCK_TP_RWLOCK_H
 #define QLOCK_TP_RWLOCK_H
@@ -59,7 +67,8 @@ static inline void qlock_tp_rwlock_init(qlock_tp_rwlock_t *rw)
 
 QLOCK_API void qlock_tp_rwlock_rdlock(qlock_tp_rwlock_t *rw);
 QLOCK_API bool qlock_tp_rwlock_tryrdlock(qlock_tp_rwlock_t *rw);
-/* 0, ETIMEDOUT or EINVAL as qlock_tp_mutex_timedlock(). */
+/* 0, ETIMEDOUT or EINVAL as qlock_tp_mutex_timedlock(); abs == NULL:
+ * no deadline. */
 QLOCK_API int qlock_tp_rwlock_timedrdlock(qlock_tp_rwlock_t *rw,
 					  const struct timespec *abs,
 					  clockid_t clk);

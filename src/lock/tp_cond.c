@@ -51,6 +51,7 @@
 #define _GNU_SOURCE
 #include <limits.h>
 
+#include "core/misuse.h"
 #include "lock/tp_internal.h"
 #include "qlock/tp_cond.h"
 
@@ -71,13 +72,18 @@ static void cond_leave(qlock_tp_cond_t *c)
 }
 
 static int cond_wait(qlock_tp_cond_t *c, qlock_tp_mutex_t *m,
-		     const struct timespec *abs, clockid_t clk)
+		     const struct timespec *abs, clockid_t clk, const char *fn)
 {
 	uint32_t seq;
 	int err = tp_check_deadline(abs, clk);
 
 	if (err)
 		return err;
+	if (qa_unlikely(qlock_tp_mutex_owner(m) != tp_self_tid())) {
+		/* Never wait or take the mutex for a caller without it. */
+		qc_misuse(fn, "the mutex is not held by the caller", m);
+		return EPERM;
+	}
 	qa_write(&c->mutex, m);
 	qa_fetch_add(&c->waiters, 1u);
 	/* SC read (an RMW: TSan rejects fences), see above. */
@@ -105,14 +111,14 @@ static int cond_wait(qlock_tp_cond_t *c, qlock_tp_mutex_t *m,
 
 QLOCK_API void qlock_tp_cond_wait(qlock_tp_cond_t *c, qlock_tp_mutex_t *m)
 {
-	cond_wait(c, m, NULL, CLOCK_MONOTONIC);
+	cond_wait(c, m, NULL, CLOCK_MONOTONIC, "qlock_tp_cond_wait");
 }
 
 QLOCK_API int qlock_tp_cond_timedwait(qlock_tp_cond_t *c, qlock_tp_mutex_t *m,
 				      const struct timespec *abs,
 				      clockid_t clk)
 {
-	return cond_wait(c, m, abs, clk);
+	return cond_wait(c, m, abs, clk, "qlock_tp_cond_timedwait");
 }
 
 /* seq++ and tell whether anybody may be waiting (see the top). */

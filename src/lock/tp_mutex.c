@@ -36,6 +36,10 @@
  *	                               FUTEX_WAKE(1) if it returned S
  *	After the releasing cmpxchg the unlock makes no access to the mutex
  *	(the next owner may free it): only the FUTEX_WAKE on its address.
+ *	0            -> 0              unlock of a free mutex: misuse, reported
+ *	other(|W|S)  -> 0 | top        unlock by a thread that is not the
+ *	                               owner: misuse, reported, then released
+ *	                               as the owner's slow unlock does
  *
  * Policies (docs/tp-locks.md):
  *   - an arrival that misses the fast path makes one steal attempt (free
@@ -56,6 +60,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/misuse.h"
 #include "lock/tp_internal.h"
 #include "qlock/tp_mutex.h"
 
@@ -226,12 +231,27 @@ QLOCK_API int qlock_tp_mutex_timedlock(qlock_tp_mutex_t *m,
 	return lock_slow(m, false, abs, clk);
 }
 
-/* `v`: the word as the fast path found it (ours, with W). */
-static void unlock_slow(qlock_tp_mutex_t *m, uint32_t v)
+/*
+ * `v`: the word as the fast path found it: ours with W, or misuse.  A
+ * mutex held by another thread is released once the misuse handler
+ * returns (glibc's NORMAL mutex lets any thread unlock it).
+ */
+static void unlock_slow(qlock_tp_mutex_t *m, uint32_t v, uint32_t tid)
 {
+	uint32_t h;
+
+	if (qa_unlikely((v & TID_MASK) != tid)) {
+		if (!(v & TID_MASK)) {
+			qc_misuse("qlock_tp_mutex_unlock",
+				  "the mutex is not locked", m);
+			return;
+		}
+		qc_misuse("qlock_tp_mutex_unlock",
+			  "the mutex is locked by another thread", m);
+	}
 	/* Claim a pending hand-off request (only the owner does this): a
 	 * claimed request gives ownership straight to the top waiter. */
-	uint32_t h = qa_xchg(&m->handoff, 0u);
+	h = qa_xchg(&m->handoff, 0u);
 
 	/* Only the top waiter changes the word meanwhile (S).  Release
 	 * pairs with the next owner's acquire; after it, the mutex may be
@@ -257,7 +277,7 @@ QLOCK_API void qlock_tp_mutex_unlock(qlock_tp_mutex_t *m)
 		qc_test_released(m);
 		return;
 	}
-	unlock_slow(m, v);
+	unlock_slow(m, v, tid);
 }
 
 QLOCK_API uint32_t qlock_tp_mutex_owner(const qlock_tp_mutex_t *m)

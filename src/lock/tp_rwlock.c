@@ -33,6 +33,9 @@
  *	owned        -> owned|W        top waiter (not while SU)
  *	owned|W      -> owned|W|S      top waiter about to sleep
  *	owned|W|S    -> owned|W        top waiter spinning again
+ *	misuse (reported, word unchanged): rdunlock whose fetch_sub finds no
+ *	        SH or wraps the count (added back); wrunlock of a word that
+ *	        is not the caller's tid
  *	grant = the top waiter's tid (writer) or SH+1 (reader), written
  *	        after claiming rw->handoff with xchg; W is dropped since the
  *	        top waiter is the only thread that sleeps on the word.
@@ -57,6 +60,7 @@
  * spinners that got the lock count as read_group, readers that queued
  * alone as read_alone (tp-rwlock-nogroup: all of them alone).
  */
+#include "core/misuse.h"
 #include "core/osq.h"
 #include "lock/tp_internal.h"
 #include "qlock/tp_rwlock.h"
@@ -338,6 +342,14 @@ QLOCK_API void qlock_tp_rwlock_rdunlock(qlock_tp_rwlock_t *rw)
 	 * reader's later RMWs continue the release sequence. */
 	uint32_t v = qa_sub_return_release(&rw->val, 1u);
 
+	/* No reader counted: the count wrapped (free, or SH with 0), or no
+	 * SH (write-locked).  A real reader never sees either. */
+	if (qa_unlikely(!(v & SH) || (v & CNT) == CNT)) {
+		qa_fetch_add_relaxed(&rw->val, 1u); /* take it back */
+		qc_misuse("qlock_tp_rwlock_rdunlock",
+			  "the lock is not read-locked", rw);
+		return;
+	}
 	for (;;) {
 		if (qa_likely((v & CNT) != 0) || !(v & SH) || (v & SU)) {
 			/* not last, or a writer took it already */
@@ -422,6 +434,14 @@ QLOCK_API void qlock_tp_rwlock_wrunlock(qlock_tp_rwlock_t *rw)
 
 	if (qa_likely(v == tid)) {
 		qc_test_released(rw);
+		return;
+	}
+	if (qa_unlikely((v & (SH | TIDM)) != tid)) {
+		qc_misuse("qlock_tp_rwlock_wrunlock",
+			  (v & (SH | TIDM)) && !(v & SH)
+				  ? "the lock is write-locked by another thread"
+				  : "the lock is not write-locked",
+			  rw);
 		return;
 	}
 	release_slow(rw, v, QC_OP_UNLOCK);

@@ -79,9 +79,8 @@ static void rwsem_next(void *l) { qlock_down_write(l); qlock_up_write(l); }
 static void rwsem_steal(void *l) { qlock_down_read(l); qlock_up_read(l); }
 static bool rwsem_queued(void *l)
 {
-	qlock_rwsem_t *s = l;
-
-	return qa_read(&s->wait_list) && (qa_read(&s->count) & 2u);
+	/* WAITERS: the writer queued (wait_list is wait_lock's to read) */
+	return qa_read(&((qlock_rwsem_t *)l)->count) & 2u;
 }
 
 static void tpm_lock(void *l) { qlock_tp_mutex_lock(l); }
@@ -144,9 +143,10 @@ static void done_with_page(void *lock)
 
 static void released_hook(enum qc_test_point p, const void *lock)
 {
-	if (p != QC_TP_RELEASED || lock != armed || !pthread_equal(pthread_self(), unlocker))
+	if (p != QC_TP_RELEASED || lock != qa_read(&armed) ||
+	    !pthread_equal(pthread_self(), unlocker))
 		return;
-	armed = NULL;
+	qa_write(&armed, NULL);
 	if (cur->stealer)
 		sem_post(&go_steal);
 	/* The FUTEX_WAKE the unlocker may owe a waiter that went to sleep
@@ -190,10 +190,10 @@ static void round_of(const struct scenario *s)
 		assert(pthread_create(&steal, NULL, stealer_thread, lock) == 0);
 	while (!s->queued(lock))
 		sched_yield();
-	armed = lock;
+	qa_write(&armed, lock);
 	s->release(lock);
 	/* Here the page is gone. */
-	assert(armed == NULL);
+	assert(qa_read(&armed) == NULL);
 	assert(pthread_join(next, NULL) == 0);
 	if (s->stealer)
 		assert(pthread_join(steal, NULL) == 0);

@@ -38,7 +38,7 @@
 #include "qlock/tp_mutex.h"
 #include "qlock/tp_rwlock.h"
 
-#define ROUNDS 200
+#define ROUNDS 100
 
 struct scenario {
 	const char *name;

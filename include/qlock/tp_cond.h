@@ -17,7 +17,8 @@
  * which must outlive them).  A thread still blocked in a wait when
  * destroy is called is woken (a spurious wake-up) and must not wait on
  * the destroyed condition variable again.  After destroy, init it again
- * to reuse it.
+ * to reuse it: a wait on a destroyed one is a misuse (reported, EINVAL,
+ * the mutex stays held).
  */
 #ifndef QLOCK_TP_COND_H
 #define QLOCK_TP_COND_H

@@ -85,7 +85,11 @@ static int cond_wait(qlock_tp_cond_t *c, qlock_tp_mutex_t *m,
 		return EPERM;
 	}
 	qa_write(&c->mutex, m);
-	qa_fetch_add(&c->waiters, 1u);
+	if (qa_unlikely(qa_fetch_add(&c->waiters, 1u) & DESTROYING)) {
+		cond_leave(c);
+		qc_misuse(fn, "the condition variable was destroyed", c);
+		return EINVAL;
+	}
 	/* SC read (an RMW: TSan rejects fences), see above. */
 	seq = qa_fetch_add(&c->seq, 0u);
 	qlock_tp_mutex_unlock(m);

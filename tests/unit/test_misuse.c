@@ -256,6 +256,16 @@ static void test_tp_cond(void)
 	hold_end(&h);
 	assert(m.val == 0 && c.waiters == 0 && reports == n + 3);
 	qlock_tp_cond_destroy(&c);
+
+	/* Destroyed: EINVAL, the mutex stays ours; init makes it usable. */
+	qlock_tp_mutex_lock(&m);
+	assert(qlock_tp_cond_timedwait(&c, &m, &past, CLOCK_MONOTONIC) == EINVAL);
+	expect_report("qlock_tp_cond_timedwait", &c, n + 3);
+	assert(qlock_tp_mutex_owner(&m) == qlock_tp_self_tid());
+	qlock_tp_cond_init(&c);
+	assert(qlock_tp_cond_timedwait(&c, &m, &past, CLOCK_MONOTONIC) == ETIMEDOUT);
+	qlock_tp_mutex_unlock(&m);
+	assert(reports == n + 4);
 }
 
 /* NULL deadline: no deadline (the timed calls wait like the plain ones). */

@@ -18,6 +18,13 @@
  * outnumber CPUs.  Not recursive: a thread that holds a read lock and
  * takes it again can deadlock behind a waiting writer (as in the kernel
  * outside interrupt context).  See docs/qrwlock.md.
+ *
+ * Misuse detected (reported through qlock_set_misuse_handler(), default:
+ * message and abort; if the handler returns, the lock is left as it was):
+ * qlock_read_unlock() of a lock no reader holds (free, or write-locked),
+ * qlock_write_unlock() of a lock no writer holds (free, or read-locked).
+ * The word records no owner: an unlock from another thread than the one
+ * that locked is not detected (and releases the lock).
  */
 #ifndef QLOCK_QRWLOCK_H
 #define QLOCK_QRWLOCK_H

@@ -58,6 +58,8 @@ QLOCK_API bool qlock_down_read_trylock(qlock_rwsem_t *sem);
  * (CLOCK_MONOTONIC or CLOCK_REALTIME).  0: taken; ETIMEDOUT: the deadline
  * passed (the lock is not held, everything else unaffected); EINVAL: a
  * malformed deadline or another clock (checked before anything else).
+ * abs == NULL: no deadline (waits as qlock_down_read()), as in every
+ * qlock timed call.
  */
 QLOCK_API int qlock_down_read_timed(qlock_rwsem_t *sem,
 				    const struct timespec *abs, clockid_t clk);

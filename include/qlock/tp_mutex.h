@@ -18,6 +18,13 @@
  *
  * 16 bytes, zero-initialised = unlocked, no destructor.  Not recursive;
  * only the owner unlocks.  Not for use across fork() while held.
+ *
+ * Misuse detected (reported through qlock_set_misuse_handler(), default:
+ * message and abort): qlock_tp_mutex_unlock() of a free mutex (if the
+ * handler returns: nothing changes) and by a thread that is not the owner
+ * (if the handler returns: the mutex is released, as glibc's NORMAL mutex
+ * does).  Relocking a mutex the caller holds is not detected (it
+ * deadlocks).
  */
 #ifndef QLOCK_TP_MUTEX_H
 #define QLOCK_TP_MUTEX_H
@@ -36,13 +43,15 @@ typedef struct qlock_tp_mutex {
 	uint32_t val;     /* futex word: owner tid | WAITERS */
 	uint32_t serial;  /* serialises the waiters (who is top waiter) */
 	uint32_t handoff; /* tid of the top waiter asking for hand-off, or 0 */
-	uint32_t nval;    /* threads that may sleep on val */
+	uint32_t nval;    /* serial lock hand-off request (internal) */
 } qlock_tp_mutex_t;
 
 #define QLOCK_TP_MUTEX_INIT { 0, 0, 0, 0 }
 
-/* The futex word's bits (the series' FUTEX_WAITERS / FUTEX_TID_MASK). */
+/* The futex word's bits (the series' FUTEX_WAITERS / FUTEX_TID_MASK;
+ * SLEEPER: the top waiter sleeps on the word, its unlock must wake it). */
 #define QLOCK_TP_WAITERS  0x80000000u
+#define QLOCK_TP_SLEEPER  0x40000000u
 #define QLOCK_TP_TID_MASK 0x3fffffffu
 
 static inline void qlock_tp_mutex_init(qlock_tp_mutex_t *m)
@@ -55,7 +64,8 @@ QLOCK_API void qlock_tp_mutex_lock(qlock_tp_mutex_t *m);
 QLOCK_API bool qlock_tp_mutex_trylock(qlock_tp_mutex_t *m);
 /* 0 when taken; ETIMEDOUT once the absolute deadline `abs` on `clk`
  * (CLOCK_MONOTONIC or CLOCK_REALTIME) passed; EINVAL for a malformed
- * deadline or another clock (checked before anything else). */
+ * deadline or another clock (checked before anything else).  abs == NULL:
+ * no deadline (as qlock_tp_mutex_lock()), in every qlock timed call. */
 QLOCK_API int qlock_tp_mutex_timedlock(qlock_tp_mutex_t *m,
 				       const struct timespec *abs,
 				       clockid_t clk);

@@ -5,7 +5,8 @@
  *
  * Futex word (the series' shared-mode encoding):
  *	bit 31     WAITERS: the top waiter sleeps or wants a hand-off
- *	bit 30     reserved (the series' OWNER_DIED)
+ *	bit 30     SLEEPER: the top waiter sleeps on the word (the series'
+ *	           OWNER_DIED, unused here)
  *	bit 29     SHARED: reader-owned, bits 0-23 count the readers
  *	bit 28     SHARED_UNLOCK: the last reader is releasing the lock
  *	bits 0-28  writer's thread id when SHARED is clear
@@ -18,6 +19,14 @@
  *
  * 32 bytes, zero-initialised = unlocked, no destructor.  Not recursive
  * (a read lock taken again while a writer waits can deadlock).
+ *
+ * Misuse detected (reported through qlock_set_misuse_handler(), default:
+ * message and abort; if the handler returns, the lock is left as it was):
+ * qlock_tp_rwlock_rdunlock() of a lock no reader holds (free, or
+ * write-locked), qlock_tp_rwlock_wrunlock() by a thread that does not
+ * hold the write lock (free, read-locked, or another thread's).  Readers
+ * are not recorded: a read unlock by another thread than the reader's is
+ * not detected.
  */
 #ifndef QLOCK_TP_RWLOCK_H
 #define QLOCK_TP_RWLOCK_H
@@ -36,7 +45,7 @@ typedef struct qlock_tp_rwlock {
 	uint32_t val;     /* futex word, see above */
 	uint32_t serial;  /* serialises the waiters (who is top waiter) */
 	uint32_t handoff; /* hand-off request of the top waiter, or 0 */
-	uint32_t nval;    /* threads that may sleep on val */
+	uint32_t nval;    /* serial lock hand-off request (internal) */
 	uint32_t leader;  /* reader group leader's tid (| asleep bit), or 0 */
 	uint32_t rosq;    /* the reader group's optimistic spin queue */
 	uint32_t pad[2];
@@ -45,6 +54,7 @@ typedef struct qlock_tp_rwlock {
 #define QLOCK_TP_RWLOCK_INIT { 0, 0, 0, 0, 0, 0, { 0, 0 } }
 
 #define QLOCK_TP_RW_WAITERS       0x80000000u
+#define QLOCK_TP_RW_SLEEPER       0x40000000u
 #define QLOCK_TP_RW_SHARED        0x20000000u
 #define QLOCK_TP_RW_SHARED_UNLOCK 0x10000000u
 #define QLOCK_TP_RW_COUNT_MASK    0x00ffffffu
@@ -57,7 +67,8 @@ static inline void qlock_tp_rwlock_init(qlock_tp_rwlock_t *rw)
 
 QLOCK_API void qlock_tp_rwlock_rdlock(qlock_tp_rwlock_t *rw);
 QLOCK_API bool qlock_tp_rwlock_tryrdlock(qlock_tp_rwlock_t *rw);
-/* 0, ETIMEDOUT or EINVAL as qlock_tp_mutex_timedlock(). */
+/* 0, ETIMEDOUT or EINVAL as qlock_tp_mutex_timedlock(); abs == NULL:
+ * no deadline. */
 QLOCK_API int qlock_tp_rwlock_timedrdlock(qlock_tp_rwlock_t *rw,
 					  const struct timespec *abs,
 					  clockid_t clk);

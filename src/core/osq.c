@@ -17,7 +17,10 @@
  *               rewritten by an unqueueing predecessor (its step C).
  *   node.locked 1 once the predecessor made us the head of the queue.
  *
- * States of one thread:
+ * States of one thread (osq_self claims the thread's node from before its
+ * first write in qc_osq_lock() to after its last use in qc_osq_unlock()
+ * or the unqueue, so a signal handler that spins on an OSQ meanwhile is
+ * refused instead of sharing the node):
  *   idle --lock: xchg(tail) finds 0--> head (returns true)
  *   idle --lock: xchg(tail) finds P--> queued behind P, spins on node.locked
  *   queued --P's unlock sets locked--> head (returns true)
@@ -67,6 +70,7 @@
 #include "futex.h"
 #include "slot.h"
 #include "stats.h"
+#include "testhook.h"
 
 struct osq_node {
 	struct osq_node *next;
@@ -155,9 +159,13 @@ bool qc_osq_lock(struct qc_osq *osq, uint64_t deadline_ns)
 	if (qa_unlikely(slot < 0))
 		return false;
 	node = &nodes[slot];
+	/* Claim the node before touching it (as the qspinlock does): a
+	 * signal handler that spins on an OSQ from here is refused. */
+	osq_self = node;
+	qa_barrier();
 	qa_write(&node->locked, 0);
 	qa_write(&node->next, NULL);
-	osq_self = node;
+	qc_test_point(QC_TP_OSQ_NODE, osq);
 
 	/*
 	 * Fully ordered: acquire pairs with the release of the previous
@@ -219,6 +227,7 @@ bool qc_osq_lock(struct qc_osq *osq, uint64_t deadline_ns)
 		qa_write_release(&next->prev, prev);
 		qa_write_release(&prev->next, next);
 	}
+	qa_barrier(); /* done with the node before we free it */
 	osq_self = NULL;
 	qc_event_inc(QC_CLASS_osq, QC_EV_timeout);
 	return false;
@@ -231,20 +240,24 @@ void qc_osq_unlock(struct qc_osq *osq)
 
 	if (qa_unlikely(node == NULL))
 		return;
-	osq_self = NULL;
+	qc_test_point(QC_TP_OSQ_UNLOCK, osq);
 	/* Release: the next xchg of tail acquires our critical section. */
 	t = osq_slot1(node);
-	if (qa_likely(qa_try_cmpxchg_release(&osq->tail, &t, 0)))
-		return;
-
-	next = qa_xchg(&node->next, NULL);
-	if (!next)
-		next = osq_wait_next(osq, node, 0);
-	/* Release pairs with the acquire load of locked in qc_osq_lock(). */
-	if (next) {
-		qc_event_inc(QC_CLASS_osq, QC_EV_handoff);
-		qa_write_release(&next->locked, 1);
+	if (qa_unlikely(!qa_try_cmpxchg_release(&osq->tail, &t, 0))) {
+		next = qa_xchg(&node->next, NULL);
+		if (!next)
+			next = osq_wait_next(osq, node, 0);
+		/* Release pairs with the acquire load of locked in
+		 * qc_osq_lock(). */
+		if (next) {
+			qc_event_inc(QC_CLASS_osq, QC_EV_handoff);
+			qa_write_release(&next->locked, 1);
+		}
 	}
+	/* Our last use of the node comes before we free it for a signal
+	 * handler. */
+	qa_barrier();
+	osq_self = NULL;
 }
 
 bool qc_osq_is_locked(struct qc_osq *osq)

@@ -58,6 +58,9 @@
  *       WAITING(|W_SLEEP), R == 0 -> LOCKED             cmpxchg
  *   write_unlock        W LOCKED -> 0                   release cmpxchg of W
  *                       W SLOW -> 0, futex wake          (failed cmpxchg)
+ *                       W anything else: misuse, reported, unchanged
+ *   read_unlock misuse  R wrapped or W_HELD in the result: R += 1 back,
+ *                       reported
  *   parking (queue head only; bounded spin, then):
  *     waiting for a writer to unlock:   W LOCKED -> SLOW (byte cmpxchg),
  *                                       futex-wait while W == SLOW
@@ -129,8 +132,10 @@
 
 #include "core/atomic.h"
 #include "core/futex.h"
+#include "core/misuse.h"
 #include "core/spin.h"
 #include "core/stats.h"
+#include "core/testhook.h"
 
 _Static_assert(sizeof(qlock_rwlock_t) == 8, "qlock_rwlock_t is 8 bytes");
 
@@ -359,10 +364,30 @@ QRW_INLINE bool qrw_read_trylock(qlock_rwlock_t *lock, enum qrw_variant v)
 	return false;
 }
 
+/*
+ * What a read unlock's sub_return gives when nothing was read-locked: the
+ * reader count wrapped (bit 31: 2^22 real readers are out of reach), or a
+ * writer holds the lock (while a reader's count is in, no writer can take
+ * it, so a real reader never sees W_HELD here).
+ */
+#define QRW_READ_UNLOCK_BAD (0x80000000u | QRW_W_HELD)
+
+static __attribute__((noinline, cold)) void
+qrw_read_unlock_misuse(qlock_rwlock_t *lock, uint32_t bias)
+{
+	qa_fetch_add_relaxed(&lock->cnts, bias); /* take it back */
+	qc_misuse("qlock_read_unlock", "the lock is not read-locked", lock);
+}
+
 QRW_INLINE void qrw_read_unlock(qlock_rwlock_t *lock, enum qrw_variant v)
 {
 	uint32_t cnts = qa_sub_return_release(&lock->cnts, qrw_bias(v)); /* O2 */
 
+	if (qa_unlikely(cnts & QRW_READ_UNLOCK_BAD)) {
+		qrw_read_unlock_misuse(lock, qrw_bias(v));
+		return;
+	}
+	qc_test_released(lock);
 	if (qrw_must_wake_writer(v, cnts))
 		qrw_wake(lock, QC_OP_RUNLOCK);
 }
@@ -388,11 +413,21 @@ QRW_INLINE bool qrw_write_trylock(qlock_rwlock_t *lock)
 
 QRW_INLINE void qrw_write_unlock(qlock_rwlock_t *lock)
 {
-	/* O1/O2/O3 release; fails only on SLOW (O5). */
-	if (qa_likely(qa_u8_cmpxchg_release(&lock->cnts, 0, QRW_W_LOCKED, 0) ==
-		      QRW_W_LOCKED))
+	/* O1/O2/O3 release; fails on SLOW (O5), or when no writer holds
+	 * the lock (misuse: left as it is). */
+	uint8_t w = qa_u8_cmpxchg_release(&lock->cnts, 0, QRW_W_LOCKED, 0);
+
+	if (qa_likely(w == QRW_W_LOCKED)) {
+		qc_test_released(lock);
 		return;
+	}
+	if (qa_unlikely(w != QRW_W_SLOW)) {
+		qc_misuse("qlock_write_unlock", "the lock is not write-locked",
+			  lock);
+		return;
+	}
 	qa_u8_write_release(&lock->cnts, 0, 0);
+	qc_test_released(lock);
 	qrw_wake(lock, QC_OP_UNLOCK);
 }
 

@@ -103,6 +103,7 @@
 #include "core/atomic.h"
 #include "core/futex.h"
 #include "core/misuse.h"
+#include "core/testhook.h"
 #include "core/slot.h"
 #include "core/spin.h"
 #include "core/stats.h"
@@ -612,6 +613,7 @@ static __attribute__((noinline)) void qs_unlock_slow(uint32_t *w, uint32_t old)
 	}
 	/* *,*,SLOW-1 -> *,*,0 (nobody else writes a held locked byte). */
 	qa_u8_write_release(w, QS_LOCKED_OFFSET, 0);
+	qc_test_released(w);
 	qc_futex_wake(w, 1, QS_CLASS, QC_OP_UNLOCK);
 	qc_event_inc(QS_CLASS, QC_EV_wake);
 }
@@ -628,8 +630,10 @@ QLOCK_API void qlock_spin_unlock(qlock_spinlock_t *lock)
 {
 	uint32_t old = qa_fetch_sub_release(&lock->val, QS_LOCKED_VAL);
 
-	if (qa_likely((old & QS_LOCKED_MASK) == QS_LOCKED_VAL))
+	if (qa_likely((old & QS_LOCKED_MASK) == QS_LOCKED_VAL)) {
+		qc_test_released(lock);
 		return;
+	}
 	qs_unlock_slow(&lock->val, old);
 }
 

@@ -55,14 +55,20 @@
  *                     HANDOFF, unless other readers hold it (owner says
  *                     READER_OWNED and > 1 reader counted); else queue,
  *                     taking the bias back (and setting WAITERS if first)
- *  read unlock:       count -= READER_BIAS (release); the last reader out
- *                     with WAITERS set wakes the queue
+ *  read unlock:       count -= READER_BIAS (release cmpxchg, fails when
+ *                     WAITERS appears); with WAITERS: take wait_lock,
+ *                     then count -= READER_BIAS, and the last reader out
+ *                     wakes the queue before dropping wait_lock
  *  write fast path:   cmpxchg 0 -> WRITER_LOCKED (acquire)
  *  write slow path:   optimistic spin (below), else queue and loop:
  *                     rwsem_try_write_lock under wait_lock (takes the lock
  *                     when no LOCK bits, or sets HANDOFF if first and waited
  *                     longer than the hand-off time), sleep until woken
- *  write unlock:      count -= WRITER_LOCKED (release); WAITERS: wake
+ *  write unlock:      count -= WRITER_LOCKED (release cmpxchg); with
+ *                     WAITERS: the same under wait_lock, then wake
+ *  Either unlock's last access to the rwsem is its release (cmpxchg, or
+ *  wl_unlock() after a release under wait_lock): the next owner may free
+ *  it at once.  Only futex wakes (addresses only) follow.
  *  downgrade:         count += READER_BIAS - WRITER_LOCKED (release); wake
  *                     readers (without pre-adding a bias: it is read-owned)
  *  wake-up (rwsem_mark_wake, under wait_lock):
@@ -134,6 +140,7 @@
 #include "core/osq.h"
 #include "core/spin.h"
 #include "core/stats.h"
+#include "core/testhook.h"
 #include "lock/rwsem_variants.h"
 
 #define CLS QC_CLASS_rwsem
@@ -509,16 +516,44 @@ static void del_wake_waiter(qlock_rwsem_t *sem, struct rwsem_waiter *w,
 		mark_wake(sem, WAKE_ANY, wq, front);
 }
 
-static void rwsem_wake(qlock_rwsem_t *sem, bool front, enum qc_op op)
+/*
+ * Unlock (subtract `bias`) with waiters queued.  wait_lock is taken
+ * *before* the release: while we hold it, no queued waiter can take the
+ * lock or leave the queue, and a thread that steals the lock cannot finish
+ * its own unlock (it finds WAITERS and needs wait_lock too), so nobody can
+ * free the rwsem before our wl_unlock(), the last access.  The kernel
+ * takes wait_lock after the release; a user-space lock may be freed by
+ * its next owner at once.  Returns false (nothing changed) when the count
+ * shows the lock was not held that way.
+ */
+static bool unlock_with_waiters(qlock_rwsem_t *sem, uint32_t bias,
+				bool front, enum qc_op op)
 {
 	struct wake_q wq;
+	uint32_t c;
 
 	wq.n = 0;
 	wl_lock(sem);
-	if (first_waiter(sem))
-		mark_wake(sem, WAKE_ANY, &wq, front);
+	/* Release: our section happens-before the next owner's. */
+	c = qa_sub_return_release(&sem->count, bias);
+	if (qa_unlikely(c & FLAG_READFAIL)) {
+		/* A read unlock of a lock no reader holds: take it back. */
+		qa_fetch_add_relaxed(&sem->count, bias);
+		wl_unlock(sem);
+		return false;
+	}
+	/* A writer always wakes; a reader only as the last one out. */
+	if ((c & FLAG_WAITERS) &&
+	    (bias == WRITER_LOCKED || !(c & LOCK_MASK))) {
+		if (bias != WRITER_LOCKED)
+			clear_nonspinnable(sem);
+		if (first_waiter(sem))
+			mark_wake(sem, WAKE_ANY, &wq, front);
+	}
 	wl_unlock(sem);
+	qc_test_released(sem);
 	wake_up_q(&wq, op);
+	return true;
 }
 
 /* ---- optimistic spinning ------------------------------------------------ */
@@ -913,21 +948,32 @@ static inline int do_down_read(qlock_rwsem_t *sem, const struct timespec *abs,
 	return down_read_slow(sem, c, abs, clk, front);
 }
 
+/*
+ * Both unlocks release with a cmpxchg that fails if WAITERS appears, and
+ * with WAITERS set go through unlock_with_waiters(): an unlock that would
+ * find WAITERS in what its release returned would have to take wait_lock
+ * after the release, when the lock may be gone.
+ */
 static inline void do_up_read(qlock_rwsem_t *sem, bool front)
 {
-	/* Release: our read section happens-before the next writer's. */
-	uint32_t c = qa_sub_return_release(&sem->count, READER_BIAS);
+	uint32_t c = qa_read(&sem->count);
 
-	if (qa_unlikely(c & FLAG_READFAIL)) {
-		/* Nothing to release: take the subtraction back, report. */
-		qa_fetch_add_relaxed(&sem->count, READER_BIAS);
-		qc_misuse("qlock_up_read", "rwsem not read-locked", sem);
-		return;
-	}
-	if (qa_unlikely((c & (LOCK_MASK | FLAG_WAITERS)) == FLAG_WAITERS)) {
-		clear_nonspinnable(sem);
-		rwsem_wake(sem, front, QC_OP_RUNLOCK);
-	}
+	do {
+		if (qa_unlikely((c - READER_BIAS) & FLAG_READFAIL))
+			goto misuse; /* no reader counted */
+		if (qa_unlikely(c & FLAG_WAITERS)) {
+			if (!unlock_with_waiters(sem, READER_BIAS, front,
+						 QC_OP_RUNLOCK))
+				goto misuse;
+			return;
+		}
+		/* Release: our read section happens-before the next
+		 * writer's. */
+	} while (!qa_try_cmpxchg_release(&sem->count, &c, c - READER_BIAS));
+	qc_test_released(sem);
+	return;
+misuse:
+	qc_misuse("qlock_up_read", "rwsem not read-locked", sem);
 }
 
 static inline int do_down_write(qlock_rwsem_t *sem, const struct timespec *abs,
@@ -952,10 +998,17 @@ static inline void do_up_write(qlock_rwsem_t *sem, bool front)
 		return;
 	}
 	clear_owner(sem);
-	/* Release: our write section happens-before the next owner's. */
-	c = qa_fetch_sub_release(&sem->count, WRITER_LOCKED);
-	if (qa_unlikely(c & FLAG_WAITERS))
-		rwsem_wake(sem, front, QC_OP_UNLOCK);
+	c = qa_read(&sem->count);
+	do {
+		if (qa_unlikely(c & FLAG_WAITERS)) {
+			unlock_with_waiters(sem, WRITER_LOCKED, front,
+					    QC_OP_UNLOCK);
+			return;
+		}
+		/* Release: our write section happens-before the next
+		 * owner's. */
+	} while (!qa_try_cmpxchg_release(&sem->count, &c, c - WRITER_LOCKED));
+	qc_test_released(sem);
 }
 
 static inline void do_downgrade_write(qlock_rwsem_t *sem, bool front)

@@ -37,9 +37,10 @@
  * kernel mutex's first waiter does after one wake-up that did not get it,
  * a sleeper woken from the serial word that finds it taken asks for it:
  *	ho word:  bits 8-31 (TP_HO_SHIFT) 0 no request, else the requester's
- *	          tid; bits 0-7 are the lock's own (its count of sleepers on
- *	          the lock word: sharing `nval` keeps the mutex at 16 bytes,
- *	          as the pthread drop-in needs)
+ *	          tid; bits 0-7 are kept as they are (zero today; the word
+ *	          is the lock's `nval`, which the lock word's SLEEPER bit
+ *	          replaced, and the mutex must stay 16 bytes for the
+ *	          pthread drop-in)
  *	request:  cmpxchg ho's request 0 -> tid, then cmpxchg serial 0 -> 2
  *	          (if that succeeds the lock is ours: request back to 0); else
  *	          futex-wait on ho until the request is no longer our tid
@@ -67,6 +68,7 @@
 #include "core/futex.h"
 #include "core/spin.h"
 #include "core/stats.h"
+#include "core/testhook.h"
 #include "qlock/tp_mutex.h"
 #include "qlock/tp_rwlock.h"
 
@@ -114,19 +116,29 @@ static inline void tp_poll_relax(void)
 #define TP_WAITERS 0x80000000u
 _Static_assert(QLOCK_TP_WAITERS == TP_WAITERS &&
 	       QLOCK_TP_RW_WAITERS == TP_WAITERS, "one WAITERS bit");
+/*
+ * The SLEEPER bit of both lock words: the top waiter sleeps on the word,
+ * or is about to (set with WAITERS, only by the top waiter).  The unlock
+ * that frees or hands over the word learns from the value its releasing
+ * RMW returns whether to make a FUTEX_WAKE, so it never reads the lock
+ * again: the next owner may free it at once (the qspinlock's SLOW trick).
+ */
+#define TP_SLEEPER 0x40000000u
+_Static_assert(QLOCK_TP_SLEEPER == TP_SLEEPER &&
+	       QLOCK_TP_RW_SLEEPER == TP_SLEEPER, "one SLEEPER bit");
 
 enum tp_wait { TP_WAIT_AGAIN, TP_WAIT_SLEPT };
 
 /*
  * The top waiter's wait while the lock word `v` is owned: spin while
  * `in_budget` (before WAITERS is set only if no hand-off was asked for),
- * else set WAITERS and sleep on the word until it changes.  TP_WAIT_AGAIN:
- * re-read the word now (spun once, or the word changed under us);
- * TP_WAIT_SLEPT: slept, give the top waiter a fresh spin budget.  `nval`
- * bits 0-7 count the sleeper; `asleep`, when not NULL, gets `asleep_bit`
- * while it sleeps (a reader group leader disbands its group).
+ * else set WAITERS|SLEEPER and sleep on the word until it changes.
+ * TP_WAIT_AGAIN: re-read the word now (spun once, or the word changed
+ * under us); TP_WAIT_SLEPT: slept, give the top waiter a fresh spin
+ * budget.  `asleep`, when not NULL, gets `asleep_bit` while it sleeps (a
+ * reader group leader disbands its group).
  */
-static inline enum tp_wait tp_top_wait(uint32_t *val, uint32_t *nval,
+static inline enum tp_wait tp_top_wait(uint32_t *val,
 				       uint32_t v, bool ask, bool in_budget,
 				       uint64_t *spins,
 				       const struct timespec *abs,
@@ -145,22 +157,30 @@ static inline enum tp_wait tp_top_wait(uint32_t *val, uint32_t *nval,
 		v |= TP_WAITERS;
 	}
 	if (in_budget) {
+		/* Awake again (spurious or early wake-up): no FUTEX_WAKE
+		 * for a spinning top waiter. */
+		if ((v & TP_SLEEPER) &&
+		    qa_cmpxchg_relaxed(val, v, v & ~TP_SLEEPER) != v)
+			return TP_WAIT_AGAIN;
 		(*spins)++;
 		tp_poll_relax();
 		return TP_WAIT_AGAIN;
 	}
-	/* The fetch_add (full barrier) pairs with the unlocker's fully
-	 * ordered read of nval after its word update (top_sleeps() in
-	 * tp_mutex.c, wake_top() in tp_rwlock.c): it sees us, or our wait
-	 * sees the word it changed. */
-	qa_fetch_add(nval, 1u);
+	/* SLEEPER and the unlock's releasing RMW are RMWs of one word: if
+	 * the release came first this cmpxchg fails and we look again; if
+	 * not, the release returns SLEEPER and wakes us (and our futex
+	 * wait returns at once if the word changed before it slept). */
+	if (!(v & TP_SLEEPER)) {
+		if (qa_cmpxchg_relaxed(val, v, v | TP_SLEEPER) != v)
+			return TP_WAIT_AGAIN;
+		v |= TP_SLEEPER;
+	}
 	if (asleep)
 		qa_fetch_or(asleep, asleep_bit);
 	qc_event_inc(cls, QC_EV_sleep);
 	qc_futex_wait(val, v, abs, clk, cls, op);
 	if (asleep)
 		qa_fetch_andnot(asleep, asleep_bit);
-	qa_fetch_sub(nval, 1u);
 	return TP_WAIT_SLEPT;
 }
 

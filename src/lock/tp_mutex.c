@@ -5,9 +5,11 @@
  *
  * Word encoding (m->val, the futex word, as in the series):
  *	bits 0-29  owner thread id (gettid()), 0 = no owner
- *	bit 30     reserved (the series' FUTEX_OWNER_DIED)
- *	bit 31     WAITERS: the unlock must take the slow path (somebody may
- *	           sleep on the word, or the top waiter wants a hand-off)
+ *	bit 30     SLEEPER: the top waiter sleeps on the word (or is about
+ *	           to); the unlock that clears it makes a FUTEX_WAKE (the
+ *	           series kept FUTEX_OWNER_DIED here, which we do not use)
+ *	bit 31     WAITERS: the unlock must take the slow path (the top
+ *	           waiter sleeps, or wants a hand-off)
  *
  * What the kernel kept in its futex_state lives beside the word:
  *	serial   the serialisation lock (tp_internal.h): its holder is the
@@ -15,9 +17,8 @@
  *	         only thread that ever sleeps on m->val (condvar broadcasts
  *	         requeue onto serial, not onto m->val)
  *	handoff  tid of the top waiter when it asked for a hand-off, else 0
- *	nval     bits 0-7: 1 while the top waiter sleeps or is about to
- *	         sleep on m->val; bits 8-31: tid of a serial waiter asking
- *	         for the serial lock (its hand-off, tp_internal.h)
+ *	nval     bits 8-31: tid of a serial waiter asking for the serial
+ *	         lock (its hand-off, tp_internal.h); bits 0-7 unused
  *
  * Transitions of m->val:
  *	0            -> tid            fast lock (cmpxchg, acquire)
@@ -26,10 +27,19 @@
  *	owner        -> owner|W        top waiter before sleeping or asking for
  *	                               hand-off (W is only ever the top
  *	                               waiter's, so its acquisition drops it)
- *	owner|W      -> 0              slow unlock, then FUTEX_WAKE(1) if nval
- *	owner|W      -> top            slow unlock with hand-off (handoff word
- *	                               claimed by xchg), then wake the top
- *	                               waiter if it sleeps
+ *	owner|W      -> owner|W|S      top waiter about to sleep (cmpxchg)
+ *	owner|W|S    -> owner|W        top waiter spinning again
+ *	owner|W(|S)  -> 0              slow unlock (cmpxchg, release), then
+ *	                               FUTEX_WAKE(1) if it returned S
+ *	owner|W(|S)  -> top            slow unlock with hand-off (handoff word
+ *	                               claimed by xchg first), then
+ *	                               FUTEX_WAKE(1) if it returned S
+ *	After the releasing cmpxchg the unlock makes no access to the mutex
+ *	(the next owner may free it): only the FUTEX_WAKE on its address.
+ *	0            -> 0              unlock of a free mutex: misuse, reported
+ *	other(|W|S)  -> 0 | top        unlock by a thread that is not the
+ *	                               owner: misuse, reported, then released
+ *	                               as the owner's slow unlock does
  *
  * Policies (docs/tp-locks.md):
  *   - an arrival that misses the fast path makes one steal attempt (free
@@ -50,6 +60,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/misuse.h"
 #include "lock/tp_internal.h"
 #include "qlock/tp_mutex.h"
 
@@ -81,18 +92,6 @@ uint32_t tp_tid_slow(void)
 QLOCK_API uint32_t qlock_tp_self_tid(void)
 {
 	return tp_self_tid();
-}
-
-/*
- * Does the top waiter sleep on m->val?  Called after the unlocker's
- * seq_cst update of the word; the seq_cst read (an RMW: ThreadSanitizer
- * rejects fences) pairs with the fetch_add the top waiter does before its
- * futex wait (which re-reads the word): either we see it, or its wait
- * sees our new word and returns.
- */
-static inline bool top_sleeps(qlock_tp_mutex_t *m)
-{
-	return (qa_fetch_add(&m->nval, 0u) & TP_HO_LOW) != 0;
 }
 
 /* One steal attempt on a free word, not while a hand-off is pending. */
@@ -160,7 +159,7 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 				ask = true;
 			}
 		}
-		if (tp_top_wait(&m->val, &m->nval, v, ask, now < spin_until,
+		if (tp_top_wait(&m->val, v, ask, now < spin_until,
 				&spins, abs, clk, CLS, QC_OP_LOCK, NULL, 0) ==
 		    TP_WAIT_AGAIN)
 			continue;
@@ -232,22 +231,37 @@ QLOCK_API int qlock_tp_mutex_timedlock(qlock_tp_mutex_t *m,
 	return lock_slow(m, false, abs, clk);
 }
 
-static void unlock_slow(qlock_tp_mutex_t *m, uint32_t v)
+/*
+ * `v`: the word as the fast path found it: ours with W, or misuse.  A
+ * mutex held by another thread is released once the misuse handler
+ * returns (glibc's NORMAL mutex lets any thread unlock it).
+ */
+static void unlock_slow(qlock_tp_mutex_t *m, uint32_t v, uint32_t tid)
 {
-	/* Claim a pending hand-off request (only the owner does this). */
-	uint32_t h = qa_xchg(&m->handoff, 0u);
+	uint32_t h;
 
-	if (h) {
-		/* Ownership goes straight to the top waiter.  The word is
-		 * ours (only W may be or-ed in, and it is set): cmpxchg
-		 * anyway.  Release pairs with the top waiter's acquire. */
-		while (qa_cmpxchg(&m->val, v, h) != v)
-			v = qa_read(&m->val);
-		qc_event_inc(CLS, QC_EV_handoff);
-	} else {
-		qa_xchg(&m->val, 0u); /* seq_cst: see top_sleeps() */
+	if (qa_unlikely((v & TID_MASK) != tid)) {
+		if (!(v & TID_MASK)) {
+			qc_misuse("qlock_tp_mutex_unlock",
+				  "the mutex is not locked", m);
+			return;
+		}
+		qc_misuse("qlock_tp_mutex_unlock",
+			  "the mutex is locked by another thread", m);
 	}
-	if (top_sleeps(m)) {
+	/* Claim a pending hand-off request (only the owner does this): a
+	 * claimed request gives ownership straight to the top waiter. */
+	h = qa_xchg(&m->handoff, 0u);
+
+	/* Only the top waiter changes the word meanwhile (S).  Release
+	 * pairs with the next owner's acquire; after it, the mutex may be
+	 * gone: the value it returns says whether to wake. */
+	while (!qa_try_cmpxchg_release(&m->val, &v, h))
+		;
+	qc_test_released(m);
+	if (h)
+		qc_event_inc(CLS, QC_EV_handoff);
+	if (v & TP_SLEEPER) {
 		qc_event_inc(CLS, QC_EV_wake);
 		qc_futex_wake(&m->val, 1, CLS, QC_OP_UNLOCK);
 	}
@@ -256,11 +270,14 @@ static void unlock_slow(qlock_tp_mutex_t *m, uint32_t v)
 QLOCK_API void qlock_tp_mutex_unlock(qlock_tp_mutex_t *m)
 {
 	uint32_t tid = tp_self_tid();
-
 	/* Release: pairs with the next owner's acquire. */
-	if (qa_likely(qa_cmpxchg_release(&m->val, tid, 0u) == tid))
+	uint32_t v = qa_cmpxchg_release(&m->val, tid, 0u);
+
+	if (qa_likely(v == tid)) {
+		qc_test_released(m);
 		return;
-	unlock_slow(m, tid | W);
+	}
+	unlock_slow(m, v, tid);
 }
 
 QLOCK_API uint32_t qlock_tp_mutex_owner(const qlock_tp_mutex_t *m)

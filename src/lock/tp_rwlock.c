@@ -9,7 +9,9 @@
  *	bit 31     W: WAITERS, set by the top waiter before it sleeps on the
  *	           word or when it asks for a hand-off; stops new readers
  *	           (writer preference) and sends unlocks to the slow path
- *	bit 30     reserved (OWNER_DIED in the series)
+ *	bit 30     S: SLEEPER, the top waiter sleeps on the word (or is about
+ *	           to; set after W): the release that clears it wakes it
+ *	           (OWNER_DIED in the series, unused here)
  *	bit 29     SH: SHARED, reader-owned; bits 0-23 count the readers
  *	bit 28     SU: SHARED_UNLOCK, the last reader owns the release
  *	bits 0-28  the writer's tid when SH is clear
@@ -20,23 +22,33 @@
  *	SH+n|W       -> SH+n+1|W       tryrdlock_unfair (not while SU)
  *	SH+n(|W)     -> SH+n-1(|W)     read unlock (fetch_sub, release)
  *	SH+0         -> 0              last reader, no W (cmpxchg, release)
- *	SH+0|W       -> SH|W|SU        last reader with W: it alone finishes
- *	SH|W|SU      -> 0 | grant      ... freeing or handing off, then wakes
+ *	SH+0|W(|S)   -> SH|W|SU(|S)    last reader with W: it alone finishes
+ *	SH|W|SU(|S)  -> 0 | grant      ... freeing or handing off, then wakes
+ *	                               if S was set
  *	0            -> tid            writer fast path (cmpxchg, acquire)
  *	SH+0         -> tid            top waiter (writer) in the window
  *	                               between the last decrement and the
  *	                               last reader's cmpxchg (that then fails)
  *	tid          -> 0              writer fast unlock (cmpxchg, release)
- *	tid|W        -> 0 | grant      writer slow unlock, then wakes
+ *	tid|W(|S)    -> 0 | grant      writer slow unlock, then wakes if S
  *	owned        -> owned|W        top waiter (not while SU)
+ *	owned|W      -> owned|W|S      top waiter about to sleep
+ *	owned|W|S    -> owned|W        top waiter spinning again
+ *	misuse (reported, word unchanged): rdunlock whose fetch_sub finds no
+ *	        SH or wraps the count (added back); wrunlock of a word that
+ *	        is not the caller's tid
  *	grant = the top waiter's tid (writer) or SH+1 (reader), written
  *	        after claiming rw->handoff with xchg; W is dropped since the
  *	        top waiter is the only thread that sleeps on the word.
+ *	A releasing RMW (the grant/free cmpxchg, or the fetch_sub of a reader
+ *	that is not the last) is the unlock's last access to the lock: what
+ *	it returned says whether to wake, and the FUTEX_WAKE only names the
+ *	address (the next owner may already have freed the lock).
  *
  * Other state: rw->serial (top waiter lock, tp_internal.h); rw->handoff
  * (0, or the top waiter's tid | HO_READER for a reader); rw->nval (bits
- * 0-7: 1 while the top waiter may sleep on val; bits 8-31: a woken serial
- * waiter's request for the serial lock, tp_internal.h); rw->leader (reader
+ * 8-31: a woken serial waiter's request for the serial lock,
+ * tp_internal.h; bits 0-7 unused); rw->leader (reader
  * group leader's tid | LEADER_ASLEEP while it sleeps) and rw->rosq (the
  * group's OSQ).
  *
@@ -49,6 +61,7 @@
  * spinners that got the lock count as read_group, readers that queued
  * alone as read_alone (tp-rwlock-nogroup: all of them alone).
  */
+#include "core/misuse.h"
 #include "core/osq.h"
 #include "lock/tp_internal.h"
 #include "qlock/tp_rwlock.h"
@@ -58,7 +71,7 @@
 #define SU   QLOCK_TP_RW_SHARED_UNLOCK
 #define CNT  QLOCK_TP_RW_COUNT_MASK
 #define TIDM QLOCK_TP_RW_TID_MASK
-#define RSV  0x40000000u /* reserved bit 30 */
+#define S    TP_SLEEPER
 #define CLS  QC_CLASS_tp_rwlock
 
 #define HO_READER     0x80000000u /* rw->handoff: request by a reader */
@@ -74,7 +87,7 @@
 /* Can a new reader join word v?  (No writer, no W, no SU.) */
 static inline bool reader_may_join(uint32_t v)
 {
-	return v == 0 || (v & (SH | SU | W | RSV)) == SH;
+	return v == 0 || (v & (SH | SU | W | S)) == SH;
 }
 
 /* One read-lock attempt as a new arrival (fast path, steal, group). */
@@ -119,10 +132,11 @@ QLOCK_API bool qlock_tp_rwlock_tryrdlock_unfair(qlock_tp_rwlock_t *rw)
 
 /* ---- the top waiter (holds rw->serial) -------------------------------- */
 
-/* Writer: the word is free for us (0, only W, or readers just left). */
+/* Writer: the word is free for us (0, only our W|S, or readers just
+ * left). */
 static inline bool wr_free(uint32_t v)
 {
-	return (v & ~W) == 0 || (v & ~W) == SH;
+	return (v & ~(W | S)) == 0 || (v & ~(W | S)) == SH;
 }
 
 static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
@@ -149,10 +163,11 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 			}
 			break; /* the unlocker counted the hand-off */
 		}
-		if (reader ? v == 0 || (v & ~W) == 0 || ((v & SH) && !(v & SU))
+		if (reader ? (v & ~(W | S)) == 0 || ((v & SH) && !(v & SU))
 			   : wr_free(v)) {
-			/* W was ours (only the top waiter sets it): drop it. */
-			n = !reader ? tid : (v & SH) ? (v + 1) & ~W : SH + 1;
+			/* W and S were ours (only the top waiter sets them):
+			 * drop them. */
+			n = !reader ? tid : (v & SH) ? (v + 1) & ~(W | S) : SH + 1;
 			if (qa_cmpxchg_acquire(&rw->val, v, n) == v) {
 				if (ask)
 					qa_write(&rw->handoff, 0u);
@@ -190,7 +205,7 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 				ask = true;
 			}
 		}
-		if (tp_top_wait(&rw->val, &rw->nval, v, ask, now < spin_until,
+		if (tp_top_wait(&rw->val, v, ask, now < spin_until,
 				&spins, abs, clk, CLS, op, asleep,
 				LEADER_ASLEEP) == TP_WAIT_AGAIN)
 			continue;
@@ -315,35 +330,29 @@ QLOCK_API int qlock_tp_rwlock_timedrdlock(qlock_tp_rwlock_t *rw,
 
 /* ---- unlocks ---------------------------------------------------------- */
 
-/* Wake the top waiter if it may sleep on the word (see tp_mutex.c). */
-static void wake_top(qlock_tp_rwlock_t *rw, enum qc_op op)
-{
-	/* seq_cst read after our seq_cst word update (tp_mutex.c) */
-	if (qa_fetch_add(&rw->nval, 0u) & TP_HO_LOW) {
-		qc_event_inc(CLS, QC_EV_wake);
-		qc_futex_wake(&rw->val, 1, CLS, op);
-	}
-}
-
 /*
  * Release the word `v` that only we may change (writer's tid|W, or the
- * last reader's SH|W|SU): hand it to the top waiter if it asked, else free
- * it; then wake the top waiter.
+ * last reader's SH|W|SU; the top waiter may add or drop S): hand it to the
+ * top waiter if it asked, else free it; then wake the top waiter if the
+ * releasing cmpxchg found it asleep.  No access to the lock after it.
  */
 static void release_slow(qlock_tp_rwlock_t *rw, uint32_t v, enum qc_op op)
 {
 	uint32_t h = qa_xchg(&rw->handoff, 0u);
 	uint32_t n = 0;
 
-	if (h) {
+	if (h)
 		n = (h & HO_READER) ? SH + 1 : (h & TIDM);
+	/* Release: pairs with the next owner's acquire. */
+	while (!qa_try_cmpxchg_release(&rw->val, &v, n))
+		;
+	qc_test_released(rw);
+	if (h)
 		qc_event_inc(CLS, QC_EV_handoff);
+	if (v & S) {
+		qc_event_inc(CLS, QC_EV_wake);
+		qc_futex_wake(&rw->val, 1, CLS, op);
 	}
-	/* Release: pairs with the next owner's acquire.  Only W can be
-	 * or-ed in meanwhile, and it is set already: cmpxchg anyway. */
-	while (qa_cmpxchg(&rw->val, v, n) != v) /* seq_cst, see wake_top */
-		v = qa_read(&rw->val);
-	wake_top(rw, op);
 }
 
 QLOCK_API void qlock_tp_rwlock_rdunlock(qlock_tp_rwlock_t *rw)
@@ -352,9 +361,20 @@ QLOCK_API void qlock_tp_rwlock_rdunlock(qlock_tp_rwlock_t *rw)
 	 * reader's later RMWs continue the release sequence. */
 	uint32_t v = qa_sub_return_release(&rw->val, 1u);
 
+	/* No reader counted: the count wrapped (free, or SH with 0), or no
+	 * SH (write-locked).  A real reader never sees either. */
+	if (qa_unlikely(!(v & SH) || (v & CNT) == CNT)) {
+		qa_fetch_add_relaxed(&rw->val, 1u); /* take it back */
+		qc_misuse("qlock_tp_rwlock_rdunlock",
+			  "the lock is not read-locked", rw);
+		return;
+	}
 	for (;;) {
-		if (qa_likely((v & CNT) != 0) || !(v & SH) || (v & SU))
-			return; /* not last, or a writer took it already */
+		if (qa_likely((v & CNT) != 0) || !(v & SH) || (v & SU)) {
+			/* not last, or a writer took it already */
+			qc_test_released(rw);
+			return;
+		}
 		if (v & W) {
 			/* Settle the last-reader race: one thread sets SU
 			 * and finishes the release. */
@@ -363,6 +383,7 @@ QLOCK_API void qlock_tp_rwlock_rdunlock(qlock_tp_rwlock_t *rw)
 				return;
 			}
 		} else if (qa_cmpxchg_release(&rw->val, v, 0u) == v) {
+			qc_test_released(rw);
 			return;
 		}
 		v = qa_read(&rw->val);
@@ -428,10 +449,21 @@ QLOCK_API int qlock_tp_rwlock_timedwrlock(qlock_tp_rwlock_t *rw,
 QLOCK_API void qlock_tp_rwlock_wrunlock(qlock_tp_rwlock_t *rw)
 {
 	uint32_t tid = tp_self_tid();
+	uint32_t v = qa_cmpxchg_release(&rw->val, tid, 0u);
 
-	if (qa_likely(qa_cmpxchg_release(&rw->val, tid, 0u) == tid))
+	if (qa_likely(v == tid)) {
+		qc_test_released(rw);
 		return;
-	release_slow(rw, tid | W, QC_OP_UNLOCK);
+	}
+	if (qa_unlikely((v & (SH | TIDM)) != tid)) {
+		qc_misuse("qlock_tp_rwlock_wrunlock",
+			  (v & (SH | TIDM)) && !(v & SH)
+				  ? "the lock is write-locked by another thread"
+				  : "the lock is not write-locked",
+			  rw);
+		return;
+	}
+	release_slow(rw, v, QC_OP_UNLOCK);
 }
 
 QLOCK_API uint32_t qlock_tp_rwlock_writer(const qlock_tp_rwlock_t *rw)

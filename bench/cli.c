@@ -34,6 +34,7 @@ static void lb_usage(FILE *f)
 	fputs(
 "usage: lockbench [options] LOCK[,LOCK...]      run locks side by side\n"
 "       lockbench seed NAME|all|list [--short] [output options]\n"
+"       lockbench map [--short] [--dropin] [--json FILE] (map --help)\n"
 "       lockbench --list | --help | --version\n"
 "\n"
 "Workload\n"

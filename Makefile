@@ -16,7 +16,7 @@ build:
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# Optional extras (Concurrency Kit baselines); never fails the build.
+# Optional extras (Concurrency Kit, absl, TBB baselines); never fails the build.
 deps:
 	@sh scripts/install-deps.sh --optional
 

@@ -70,7 +70,7 @@ static void map_usage(FILE *f)
 "                        " MAP_DEFAULT_RWLOCK "; plus the built-in peers)\n"
 "  -t LIST, --cs LIST, --gap LIST   replace an axis (pauses; 0 allowed)\n"
 "  -r N                  repetitions per cell (short 3, full 5)\n"
-"  -d SEC                seconds per run (0.2)\n", f);
+"  -d SEC                seconds per run (short 0.15, full 0.2)\n", f);
 }
 
 static void map_parse_axis(const char *opt, const char *s, struct map_axis *a,
@@ -153,7 +153,7 @@ static void map_parse(int argc, char **argv, int first, struct map_opts *o)
 	char *end;
 
 	memset(o, 0, sizeof(*o));
-	o->c.duration_s = 0.2;
+	o->c.duration_s = 0;
 	o->c.fam_on[0] = o->c.fam_on[1] = true;
 	optind = first;
 	opterr = 0;
@@ -219,6 +219,8 @@ static void map_configure(struct map_opts *o)
 
 	if (!c->reps)
 		c->reps = s ? 3 : 5;
+	if (c->duration_s == 0)
+		c->duration_s = s ? 0.15 : 0.2;
 	if (!o->threads_set)
 		s ? map_axis_set(&o->threads, map_threads_short, 4)
 		  : map_axis_set(&o->threads, map_threads_full, 6);

@@ -53,11 +53,18 @@ static void map_heat_cell(FILE *f, const struct map_result *r, size_t l,
 		s.n && s.med < MAP_FAIR_FLOOR ? '!' : ' ', off);
 }
 
+static bool map_cell_eq(const struct map_cell *a, const struct map_cell *b)
+{
+	return a->rw == b->rw && a->threads == b->threads && a->cs == b->cs &&
+	       a->gap == b->gap && a->split == b->split &&
+	       (!a->rw || a->read_pct == b->read_pct);
+}
+
 static const struct map_result *map_find(const struct map_result *r, size_t n,
 					 const struct map_cell *want)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!memcmp(&r[i].cell, want, sizeof(*want)))
+		if (map_cell_eq(&r[i].cell, want))
 			return &r[i];
 	return NULL;
 }
@@ -156,7 +163,7 @@ static void map_summary(FILE *f, const struct map_cfg *c,
 			const struct map_result *r, size_t n, bool rw, size_t l)
 {
 	unsigned cells = 0, ok = 0;
-	double worst = 1e300, fair = 1e300, p99x = 0;
+	double worst = 1e300, fair = 1e300, p99x = 0, rd = 1e300, wr = 1e300;
 	const struct map_cell *wc = NULL, *fc = NULL;
 
 	for (size_t i = 0; i < n; i++) {
@@ -180,6 +187,18 @@ static void map_summary(FILE *f, const struct map_cfg *c,
 		}
 		if (p.n && pb.n && pb.med > 0 && p.med / pb.med > p99x)
 			p99x = p.med / pb.med;
+		if (r[i].cell.split) {
+			/* A starved side shows as a rate near 0. */
+			struct lb_spread a = lb_summary_figure(&r[i].res, l, 0,
+							       lb_fig_rd_rate);
+			struct lb_spread b = lb_summary_figure(&r[i].res, l, 0,
+							       lb_fig_wr_rate);
+
+			if (a.n && a.med < rd)
+				rd = a.med;
+			if (b.n && b.med < wr)
+				wr = b.med;
+		}
 	}
 	if (!cells)
 		return;
@@ -193,7 +212,11 @@ static void map_summary(FILE *f, const struct map_cfg *c,
 	if (fc)
 		fprintf(f, ", slowest thread %.0f%% (%u thr)", fair * 100,
 			fc->threads);
-	fprintf(f, ", p99 wait <= %.1fx glibc's\n", p99x);
+	fprintf(f, ", p99 wait <= %.1fx glibc's", p99x);
+	if (rw && wr < 1e300)
+		fprintf(f, ", split: per-thread reads >= %.3g/s, writes >= "
+			"%.3g/s", rd, wr);
+	fputc('\n', f);
 }
 
 void map_out_heat(FILE *f, const struct map_cfg *c,

@@ -32,12 +32,19 @@ def main():
         fail("no timestamp cost")
     if len(doc["cells"]) != cells:
         fail("%d cells, expected %d" % (len(doc["cells"]), cells))
+    # On a loaded machine a tiny run may see no operation at all (threads
+    # not scheduled before the stop flag): then only kops (0) is required.
     for c in doc["cells"]:
         base = c["locks"][0]
-        if abs(base["ratio_to_glibc"]["med"] - 1) > 1e-9:
+        if base["kops"]["med"] > 0 and \
+                abs(base["ratio_to_glibc"]["med"] - 1) > 1e-9:
             fail("baseline ratio %s" % base["ratio_to_glibc"])
         for lk in c["locks"]:
-            for k in ("kops", "slowest_share", "wait_p50_ns", "wait_p99_ns",
+            if not lk["kops"] or lk["kops"]["n"] < 1:
+                fail("%s: no kops in %s" % (lk["lock"], c))
+            if lk["kops"]["med"] == 0:
+                continue
+            for k in ("slowest_share", "wait_p50_ns", "wait_p99_ns",
                       "wait_max_ns"):
                 if not lk[k] or lk[k]["n"] < 1:
                     fail("%s: %s missing in %s" % (lk["lock"], k, c))

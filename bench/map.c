@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "map.h"
+#include "qlock/qlock.h"
 #include "waittime.h"
 
 /* The grids (docs/performance.md says why these points). */
@@ -41,8 +42,12 @@ struct map_axis {
 	size_t n;
 };
 
+#define MAP_MAX_VARIANTS 8
+
 struct map_opts {
 	struct map_cfg c;
+	const char *variants[MAP_MAX_VARIANTS];
+	size_t nvariants;
 	struct map_axis threads, cs, gap;
 	bool threads_set, cs_set, gap_set;
 	const char *mutex_list, *rwlock_list, *cell;
@@ -70,7 +75,13 @@ static void map_usage(FILE *f)
 "                        " MAP_DEFAULT_RWLOCK "; plus the built-in peers)\n"
 "  -t LIST, --cs LIST, --gap LIST   replace an axis (pauses; 0 allowed)\n"
 "  -r N                  repetitions per cell (short 3, full 5)\n"
-"  -d SEC                seconds per run (short 0.15, full 0.2)\n", f);
+"  -d SEC                seconds per run (short 0.15, full 0.2)\n"
+"  --variant NAME=LOCK:VAR=V[:VAR=V...]\n"
+"                        one more column: LOCK run with qlock tunables set\n"
+"                        (QLOCK_SPIN_LIMIT, QLOCK_HANDOFF_NS,\n"
+"                        QLOCK_OWNER_SPIN_NS, QLOCK_POLL_MAX); with\n"
+"                        --dropin LOCK is 'dropin' and any VAR goes to the\n"
+"                        child's environment (QLOCK_MUTEX=qspinlock, ...)\n", f);
 }
 
 static void map_parse_axis(const char *opt, const char *s, struct map_axis *a,
@@ -128,7 +139,7 @@ static void map_family_locks(struct map_family *f, const char *list,
 }
 
 enum { MO_SHORT = 300, MO_DROPIN, MO_SHIM, MO_JSON, MO_FAMILY, MO_MUTEX,
-       MO_RWLOCK, MO_CS, MO_GAP, MO_CELL };
+       MO_RWLOCK, MO_CS, MO_GAP, MO_CELL, MO_VARIANT };
 
 static void map_parse(int argc, char **argv, int first, struct map_opts *o)
 {
@@ -143,6 +154,7 @@ static void map_parse(int argc, char **argv, int first, struct map_opts *o)
 		{ "cs", required_argument, 0, MO_CS },
 		{ "gap", required_argument, 0, MO_GAP },
 		{ "cell", required_argument, 0, MO_CELL },
+		{ "variant", required_argument, 0, MO_VARIANT },
 		{ "threads", required_argument, 0, 't' },
 		{ "reps", required_argument, 0, 'r' },
 		{ "duration", required_argument, 0, 'd' },
@@ -182,6 +194,12 @@ static void map_parse(int argc, char **argv, int first, struct map_opts *o)
 			o->gap_set = true;
 			break;
 		case MO_CELL: o->cell = optarg; break;
+		case MO_VARIANT:
+			if (o->nvariants == MAP_MAX_VARIANTS)
+				lb_usage_error("--variant: at most %d",
+					       MAP_MAX_VARIANTS);
+			o->variants[o->nvariants++] = optarg;
+			break;
 		case 't':
 			map_parse_axis("-t", optarg, &o->threads, false);
 			o->threads_set = true;
@@ -245,6 +263,102 @@ static void map_configure(struct map_opts *o)
 	map_family_locks(&c->fam[1], o->rwlock_list ? o->rwlock_list
 						    : MAP_DEFAULT_RWLOCK,
 			 o->rwlock_list ? NULL : map_peers_rwlock, true);
+}
+
+
+/* The tunables a variant may set in-process, by their environment name. */
+static const struct {
+	const char *env;
+	enum qlock_tunable t;
+} map_tunables[] = {
+	{ "QLOCK_SPIN_LIMIT", QLOCK_TUNE_SPIN_LIMIT },
+	{ "QLOCK_HANDOFF_NS", QLOCK_TUNE_HANDOFF_NS },
+	{ "QLOCK_OWNER_SPIN_NS", QLOCK_TUNE_OWNER_SPIN_NS },
+	{ "QLOCK_POLL_MAX", QLOCK_TUNE_POLL_MAX },
+};
+#define MAP_NTUNABLES (sizeof(map_tunables) / sizeof(map_tunables[0]))
+
+/* Sets the tunables of "VAR=V VAR=V" (the old values go to `old`), or with
+ * old == NULL checks the string only; false on an unknown or bad one. */
+static bool map_tunables_apply(const char *env, long *old)
+{
+	char *copy = strdup(env), *save = NULL;
+	bool ok = copy != NULL;
+
+	for (char *tok = copy ? strtok_r(copy, " ", &save) : NULL; ok && tok;
+	     tok = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(tok, '='), *end;
+		size_t i;
+		long v;
+
+		ok = eq && eq[1];
+		if (!ok)
+			break;
+		*eq = 0;
+		v = strtol(eq + 1, &end, 10);
+		for (i = 0; i < MAP_NTUNABLES && strcmp(map_tunables[i].env, tok);
+		     i++)
+			;
+		ok = !*end && v >= 0 && i < MAP_NTUNABLES;
+		if (ok && old) {
+			old[i] = qlock_tune_get(map_tunables[i].t);
+			ok = qlock_tune_set(map_tunables[i].t, v) == 0;
+		}
+	}
+	free(copy);
+	return ok;
+}
+
+static void map_tunables_restore(const long *old)
+{
+	for (size_t i = 0; i < MAP_NTUNABLES; i++)
+		if (old[i] >= 0)
+			qlock_tune_set(map_tunables[i].t, old[i]);
+}
+
+/* --variant NAME=LOCK:VAR=V[:VAR=V]: one more column in each family that
+ * has LOCK (--dropin: LOCK is "dropin", every family). */
+static void map_add_variant(struct map_cfg *c, const char *spec)
+{
+	char *s = strdup(spec), *eq, *colon;
+	bool placed = false;
+
+	eq = s ? strchr(s, '=') : NULL;
+	colon = eq ? strchr(eq, ':') : NULL;
+	if (!colon || eq == s || colon == eq + 1 || !colon[1])
+		lb_usage_error("--variant: '%s' is not NAME=LOCK:VAR=V", spec);
+	*eq = *colon = 0;
+	for (char *p = colon + 1; *p; p++)
+		if (*p == ':')
+			*p = ' ';
+	if (!c->dropin && !map_tunables_apply(colon + 1, NULL))
+		lb_usage_error("--variant: '%s': only QLOCK_SPIN_LIMIT, "
+			       "QLOCK_HANDOFF_NS, QLOCK_OWNER_SPIN_NS and "
+			       "QLOCK_POLL_MAX with non-negative values", spec);
+	for (int f = 0; f < 2; f++) {
+		struct map_family *fam = &c->fam[f];
+		const struct map_lock *src = NULL;
+
+		for (size_t l = 0; l < fam->nlocks && !src; l++)
+			if (!strcmp(c->dropin ? (fam->locks[l].preload ?
+						 "dropin" : "")
+					      : fam->locks[l].name, eq + 1))
+				src = &fam->locks[l];
+		if (!src || fam->nlocks == LB_MAX_LOCKS)
+			continue;
+		fam->locks[fam->nlocks] = *src;
+		fam->locks[fam->nlocks].name = s;
+		fam->locks[fam->nlocks++].env = colon + 1;
+		placed = true;
+	}
+	if (!placed)
+		lb_usage_error("--variant: lock '%s' is not in the map", eq + 1);
+}
+
+static void map_configure_variants(struct map_opts *o)
+{
+	for (size_t i = 0; i < o->nvariants; i++)
+		map_add_variant(&o->c, o->variants[i]);
 }
 
 /* The cells in run order: mutexes, then rwlocks. */
@@ -324,11 +438,16 @@ static int map_run_cell(const struct map_cfg *c, struct map_result *r)
 		for (size_t l = 0; l < e->nlocks; l++) {
 			struct lb_run *out = lb_res_at(&r->res, l, 0, rep);
 
-			if (c->dropin)
+			long old[MAP_NTUNABLES] = { -1, -1, -1, -1 };
+
+			if (c->dropin) {
 				map_dropin_run(c, &f->locks[l], &r->cell, out);
-			else
-				lb_run_once(e, e->locks[l], r->cell.threads,
-					    rep, out);
+				continue;
+			}
+			if (f->locks[l].env)
+				map_tunables_apply(f->locks[l].env, old);
+			lb_run_once(e, e->locks[l], r->cell.threads, rep, out);
+			map_tunables_restore(old);
 		}
 	return 0;
 }
@@ -350,6 +469,7 @@ int lb_map_main(int argc, char **argv, int first)
 	if (o.cell)
 		return map_cell_child_main(o.cell);
 	map_configure(&o);
+	map_configure_variants(&o);
 	n = map_cells(&o, cells);
 	r = calloc(n, sizeof(*r));
 	if (!r)

@@ -51,7 +51,7 @@ struct map_opts {
 	struct map_axis threads, cs, gap;
 	bool threads_set, cs_set, gap_set;
 	const char *mutex_list, *rwlock_list, *cell;
-	bool help;
+	bool help, no_control;
 };
 
 static void map_usage(FILE *f)
@@ -76,6 +76,8 @@ static void map_usage(FILE *f)
 "  -t LIST, --cs LIST, --gap LIST   replace an axis (pauses; 0 allowed)\n"
 "  -r N                  repetitions per cell (short 3, full 5)\n"
 "  -d SEC                seconds per run (short 0.15, full 0.2)\n"
+"  --no-control          leave out the A/A column (glibc run twice: its\n"
+"                        ratio to itself is the noise of each cell)\n"
 "  --variant NAME=LOCK:VAR=V[:VAR=V...]\n"
 "                        one more column: LOCK run with qlock tunables set\n"
 "                        (QLOCK_SPIN_LIMIT, QLOCK_HANDOFF_NS,\n"
@@ -139,7 +141,7 @@ static void map_family_locks(struct map_family *f, const char *list,
 }
 
 enum { MO_SHORT = 300, MO_DROPIN, MO_SHIM, MO_JSON, MO_FAMILY, MO_MUTEX,
-       MO_RWLOCK, MO_CS, MO_GAP, MO_CELL, MO_VARIANT };
+       MO_RWLOCK, MO_CS, MO_GAP, MO_CELL, MO_VARIANT, MO_NO_CONTROL };
 
 static void map_parse(int argc, char **argv, int first, struct map_opts *o)
 {
@@ -155,6 +157,7 @@ static void map_parse(int argc, char **argv, int first, struct map_opts *o)
 		{ "gap", required_argument, 0, MO_GAP },
 		{ "cell", required_argument, 0, MO_CELL },
 		{ "variant", required_argument, 0, MO_VARIANT },
+		{ "no-control", no_argument, 0, MO_NO_CONTROL },
 		{ "threads", required_argument, 0, 't' },
 		{ "reps", required_argument, 0, 'r' },
 		{ "duration", required_argument, 0, 'd' },
@@ -194,6 +197,7 @@ static void map_parse(int argc, char **argv, int first, struct map_opts *o)
 			o->gap_set = true;
 			break;
 		case MO_CELL: o->cell = optarg; break;
+		case MO_NO_CONTROL: o->no_control = true; break;
 		case MO_VARIANT:
 			if (o->nvariants == MAP_MAX_VARIANTS)
 				lb_usage_error("--variant: at most %d",
@@ -355,8 +359,24 @@ static void map_add_variant(struct map_cfg *c, const char *spec)
 		lb_usage_error("--variant: lock '%s' is not in the map", eq + 1);
 }
 
+/* The A/A control: the baseline once more, as the second column.  An
+ * identical lock's ratio is 1 on a quiet machine; its spread in a cell is
+ * how far any ratio there can be trusted. */
+static void map_add_control(struct map_family *f)
+{
+	if (f->nlocks == LB_MAX_LOCKS)
+		return;
+	memmove(&f->locks[2], &f->locks[1],
+		(f->nlocks - 1) * sizeof(f->locks[0]));
+	f->locks[1] = f->locks[0];
+	f->locks[1].name = "glibc-again";
+	f->nlocks++;
+}
+
 static void map_configure_variants(struct map_opts *o)
 {
+	for (int f = 0; !o->no_control && f < 2; f++)
+		map_add_control(&o->c.fam[f]);
 	for (size_t i = 0; i < o->nvariants; i++)
 		map_add_variant(&o->c, o->variants[i]);
 }

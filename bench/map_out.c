@@ -163,7 +163,8 @@ static void map_summary(FILE *f, const struct map_cfg *c,
 			const struct map_result *r, size_t n, bool rw, size_t l)
 {
 	unsigned cells = 0, ok = 0;
-	double worst = 1e300, fair = 1e300, p99x = 0, rd = 1e300, wr = 1e300;
+	double worst = 1e300, best = 0, fair = 1e300, p99x = 0;
+	double rd = 1e300, wr = 1e300;
 	const struct map_cell *wc = NULL, *fc = NULL;
 
 	for (size_t i = 0; i < n; i++) {
@@ -181,6 +182,8 @@ static void map_summary(FILE *f, const struct map_cfg *c,
 			worst = q.med;
 			wc = &r[i].cell;
 		}
+		if (q.n && q.med > best)
+			best = q.med;
 		if (s.n && s.med < fair) {
 			fair = s.med;
 			fc = &r[i].cell;
@@ -209,6 +212,8 @@ static void map_summary(FILE *f, const struct map_cfg *c,
 			wc->threads, wc->cs, wc->gap,
 			rw ? (wc->split ? " split" : wc->read_pct == 99 ? " r99"
 				: wc->read_pct == 90 ? " r90" : " r50") : "");
+	if (wc)
+		fprintf(f, ", best %.2fx", best);
 	if (fc)
 		fprintf(f, ", slowest thread %.0f%% (%u thr)", fair * 100,
 			fc->threads);
@@ -224,7 +229,8 @@ void map_out_heat(FILE *f, const struct map_cfg *c,
 {
 	fprintf(f, "lockbench map (%s%s): throughput ratio to glibc, median of "
 		"%u interleaved reps of %.2g s; '!' = slowest thread below %.0f%%"
-		" of the mean; g = gap pauses\n", c->short_mode ? "short" : "full",
+		" of the mean; g = gap pauses; glibc-again = glibc run twice (its"
+		" ratios are the noise)\n", c->short_mode ? "short" : "full",
 		c->dropin ? ", drop-in" : "", c->reps, c->duration_s,
 		MAP_FAIR_FLOOR * 100);
 	for (int rw = 0; rw < 2; rw++) {

@@ -23,6 +23,11 @@ deps:
 bench: deps build
 	$(BUILD_DIR)/bench/lockbench $(BENCH_ARGS)
 
+# The issue-15 performance map against glibc, short grid (docs/performance.md).
+.PHONY: map
+map: deps build
+	$(BUILD_DIR)/bench/lockbench map --short --json $(BUILD_DIR)/map-short.json
+
 test: test-plain test-tsan
 
 test-plain: build

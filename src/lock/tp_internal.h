@@ -104,12 +104,16 @@ static inline uint32_t tp_self_tid(void)
  * +10-18% for every 8 pauses against polling after every pause, per-thread
  * minimum unchanged.
  *
- * While the word reads the same (the same owner, still holding it, or
- * re-taking it between our reads: a running owner with short critical
- * sections and no gap), the gap doubles up to qc_poll_max(): at 8 pauses
- * the owner still missed on one operation in one to three (issue 15,
+ * The mutex's top waiter (p != NULL) backs off further: while the word
+ * reads the same (the same owner, still holding it, or re-taking it
+ * between our reads: a running owner with short critical sections and no
+ * gap), the gap doubles up to qc_poll_max(): at 8 pauses such an owner
+ * still misses on about one operation in one to three (issue 15,
  * docs/performance.md).  Any change of the word starts again at
  * TP_POLL_RELAX, so a lock that moves between threads is watched closely.
+ * The rwlock (p == NULL) keeps the fixed gap its seed-004 figures were
+ * measured with: alternated runs under load hinted at a loss with the
+ * back-off there (docs/performance.md), and no loss is known to fix.
  */
 struct tp_poll {
 	uint32_t last;  /* the word at the previous read */
@@ -122,6 +126,11 @@ static inline void tp_poll_relax(struct tp_poll *p, uint32_t v)
 {
 	uint32_t max = qc_poll_max();
 
+	if (!p) {
+		for (unsigned i = 0; i < TP_POLL_RELAX; i++)
+			qa_cpu_relax();
+		return;
+	}
 	if (p->relax == 0 || v != p->last)
 		p->relax = TP_POLL_RELAX;
 	else if (p->relax < max)
@@ -146,7 +155,7 @@ enum tp_wait { TP_WAIT_AGAIN, TP_WAIT_SLEPT };
  * TP_WAIT_SLEPT: slept, give the top waiter a fresh spin budget.  `nval`
  * bits 0-7 count the sleeper; `asleep`, when not NULL, gets `asleep_bit`
  * while it sleeps (a reader group leader disbands its group); `poll`
- * spaces the reads (tp_poll_relax).
+ * spaces the reads (tp_poll_relax; NULL: the fixed gap).
  */
 static inline enum tp_wait tp_top_wait(uint32_t *val, uint32_t *nval,
 				       uint32_t v, bool ask, bool in_budget,

@@ -114,7 +114,6 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 	uint64_t t0 = qc_now_ns(), now = t0, spin_until = t0;
 	uint32_t last = ~0u, changes = 0, nsleep = 0, iter = 0;
 	uint64_t spins = 0;
-	struct tp_poll poll = TP_POLL_INIT;
 	bool ask = false;
 
 	for (;;) {
@@ -173,7 +172,7 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 			}
 		}
 		if (tp_top_wait(&rw->val, &rw->nval, v, ask, now < spin_until,
-				&spins, &poll, abs, clk, CLS, op, asleep,
+				&spins, NULL, abs, clk, CLS, op, asleep,
 				LEADER_ASLEEP) == TP_WAIT_AGAIN)
 			continue;
 		nsleep++;

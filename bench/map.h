@@ -56,6 +56,9 @@ struct map_result {
 	struct lb_results res;
 };
 
+/* map.c: seconds per run at this thread count */
+double map_run_s(const struct map_cfg *c, unsigned threads);
+
 /* map_dropin.c */
 void map_dropin_paths(struct map_cfg *c);
 void map_dropin_family(struct map_family *f, bool rw);

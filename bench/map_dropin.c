@@ -77,7 +77,7 @@ void map_dropin_run(const struct map_cfg *c, const struct map_lock *ml,
 		 ml->preload ? c->shim : "", ml->preload ? "' " : "",
 		 ml->env ? ml->env : "", ml->env ? " " : "", c->self, cell->rw,
 		 cell->threads, cell->cs, cell->gap, cell->read_pct,
-		 cell->split, c->duration_s);
+		 cell->split, map_run_s(c, cell->threads));
 	memset(out, 0, sizeof(*out));
 	p = popen(cmd, "r");
 	if (!p) {

@@ -228,7 +228,8 @@ void map_out_heat(FILE *f, const struct map_cfg *c,
 		  const struct map_result *r, size_t n, bool color)
 {
 	fprintf(f, "lockbench map (%s%s): throughput ratio to glibc, median of "
-		"%u interleaved reps of %.2g s; '!' = slowest thread below %.0f%%"
+		"%u interleaved reps of %.2g s (x threads/8 above 8 threads); '!' ="
+		" slowest thread below %.0f%%"
 		" of the mean; g = gap pauses; glibc-again = glibc run twice (its"
 		" ratios are the noise)\n", c->short_mode ? "short" : "full",
 		c->dropin ? ", drop-in" : "", c->reps, c->duration_s,
@@ -370,6 +371,7 @@ int map_out_json(const char *path, const struct map_cfg *c,
 	fprintf(f, "{\n  \"schema\": \"qlock-lockbench-map/1\",\n"
 		"  \"lockbench_version\": \"%s\",\n  \"grid\": \"%s\",\n"
 		"  \"dropin\": %s,\n  \"reps\": %u,\n  \"duration_s\": %g,\n"
+		"  \"run_s\": \"duration_s x max(1, threads / 8)\",\n"
 		"  \"wall_s\": %.1f,\n", LB_VERSION,
 		c->short_mode ? "short" : "full", c->dropin ? "true" : "false",
 		c->reps, c->duration_s, wall_s);

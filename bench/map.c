@@ -297,6 +297,9 @@ static bool map_tunables_apply(const char *env, long *old)
 	char *copy = strdup(env), *save = NULL;
 	bool ok = copy != NULL;
 
+	for (size_t i = 0; old && i < MAP_NTUNABLES; i++)
+		old[i] = -1; /* not set: nothing to restore */
+
 	for (char *tok = copy ? strtok_r(copy, " ", &save) : NULL; ok && tok;
 	     tok = strtok_r(NULL, " ", &save)) {
 		char *eq = strchr(tok, '='), *end;
@@ -480,16 +483,18 @@ static int map_run_cell(const struct map_cfg *c, struct map_result *r)
 		for (size_t l = 0; l < e->nlocks; l++) {
 			struct lb_run *out = lb_res_at(&r->res, l, 0, rep);
 
-			long old[MAP_NTUNABLES] = { -1, -1, -1, -1 };
+			const char *env = f->locks[l].env;
+			long old[MAP_NTUNABLES];
 
 			if (c->dropin) {
 				map_dropin_run(c, &f->locks[l], &r->cell, out);
 				continue;
 			}
-			if (f->locks[l].env)
-				map_tunables_apply(f->locks[l].env, old);
+			if (env)
+				map_tunables_apply(env, old);
 			lb_run_once(e, e->locks[l], r->cell.threads, rep, out);
-			map_tunables_restore(old);
+			if (env)
+				map_tunables_restore(old);
 		}
 	return 0;
 }

@@ -277,7 +277,6 @@ static void map_configure(struct map_opts *o)
 			 o->rwlock_list ? NULL : map_peers_rwlock, true);
 }
 
-
 /* The tunables a variant may set in-process, by their environment name. */
 static const struct {
 	const char *env;
@@ -397,6 +396,11 @@ static size_t map_cells(const struct map_opts *o, struct map_cell *cells)
 {
 	size_t n = 0;
 
+	if ((o->c.fam_on[0] ? o->threads.n * o->cs.n * o->gap.n : 0) +
+	    (o->c.fam_on[1] ? o->threads.n * o->rw_gap.n * 4 : 0) >
+	    MAP_MAX_CELLS)
+		lb_usage_error("map: more than %d cells; shorten an axis",
+			       MAP_MAX_CELLS);
 	for (size_t t = 0; o->c.fam_on[0] && t < o->threads.n; t++)
 		for (size_t c = 0; c < o->cs.n; c++)
 			for (size_t g = 0; g < o->gap.n; g++)

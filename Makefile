@@ -18,7 +18,7 @@ build:
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# Optional extras (Concurrency Kit baselines); never fails the build.
+# Optional extras (Concurrency Kit, absl, TBB baselines); never fails the build.
 deps:
 	@sh scripts/install-deps.sh --optional
 
@@ -30,6 +30,11 @@ bench: deps
 
 bench-full: deps
 	@$(BENCH_ENV) sh scripts/bench.sh seed all
+
+# The issue-15 performance map against glibc, short grid (docs/performance.md).
+.PHONY: map
+map: deps build
+	$(BUILD_DIR)/bench/lockbench map --short --json $(BUILD_DIR)/map-short.json
 
 test: test-plain test-tsan
 

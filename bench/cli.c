@@ -35,6 +35,7 @@ static void lb_usage(FILE *f)
 "usage: lockbench [options] LOCK[,LOCK...]      run locks side by side\n"
 "       lockbench seed NAME|all|list [--short] [output options]\n"
 "       lockbench report FILE.json... -o DIR   seed report from --json runs\n"
+"       lockbench map [--short] [--dropin] [--json FILE] (map --help)\n"
 "       lockbench --list | --help | --version\n"
 "\n"
 "Workload\n"

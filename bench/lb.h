@@ -50,6 +50,7 @@ struct lb_params {
 	enum lb_data_place data;
 	bool pin;
 	double max_time_s;      /* per-run guard: DNF past it */
+	bool wait_times;        /* time each lock call (map: waittime.h) */
 };
 
 /* An experiment: some locks at some thread counts, reps interleaved. */
@@ -87,6 +88,8 @@ struct lb_run {
 	bool has_stats;         /* lock has a qc stats class */
 	uint64_t fx_calls[QC_NR_OPS]; /* futex wait + wake calls per op */
 	uint64_t ev[QC_NR_EVENTS];
+	/* Acquisition wait over all threads, ns; -1 unless wait_times. */
+	double wait_p50_ns, wait_p99_ns, wait_max_ns;
 };
 
 /* The results of one experiment: run[lock][thread count][rep]. */
@@ -205,6 +208,8 @@ void lb_host_json(FILE *f);
 
 /* report.c: `lockbench report`, the seed reproduction report */
 int lb_report_main(int argc, char **argv, int first);
+/* map.c: `lockbench map` (docs/performance.md) */
+int lb_map_main(int argc, char **argv, int first);
 
 /* presets.c */
 int lb_preset_main(int argc, char **argv, int first);

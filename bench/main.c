@@ -14,5 +14,7 @@ int main(int argc, char **argv)
 		return lb_report_main(argc, argv, 2);
 	if (argc > 1 && !strcmp(argv[1], "seed"))
 		return lb_preset_main(argc, argv, 2);
+	if (argc > 1 && !strcmp(argv[1], "map"))
+		return lb_map_main(argc, argv, 2);
 	return lb_main_cli(argc, argv);
 }

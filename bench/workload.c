@@ -29,6 +29,7 @@
 #include "core/futex.h"
 #include "core/stats.h"
 #include "lb.h"
+#include "waittime.h"
 
 #define LB_LINE 64
 /* How long joined threads get after the stop flag before the run counts
@@ -52,6 +53,7 @@ struct lb_worker {
 	uint64_t violations;
 	uint64_t end_ns;
 	uint32_t rng;
+	struct lb_wait_hist *hist; /* NULL unless wait_times */
 } __attribute__((aligned(LB_LINE)));
 
 /* State every worker reads; the flags sit in their own line so workers
@@ -126,13 +128,27 @@ static inline void lb_set(uint32_t *x, uint32_t v)
 	*(volatile uint32_t *)x = v;
 }
 
+/* Calls lock_fn, timing the call when the run records wait times. */
+static inline void lb_acquire(struct lb_worker *w, void (*lock_fn)(void *))
+{
+	uint64_t t0;
+
+	if (!w->hist) {
+		lock_fn(w->sh->lock);
+		return;
+	}
+	t0 = lb_stamp();
+	lock_fn(w->sh->lock);
+	lb_wait_add(w->hist, lb_stamp() - t0);
+}
+
 static inline void lb_write_op(struct lb_worker *w)
 {
 	struct lb_shared *sh = w->sh;
 	struct lb_data *d = sh->data;
 	uint32_t a;
 
-	sh->lk->lock(sh->lock);
+	lb_acquire(w, sh->lk->lock);
 	a = lb_get(&d->a);
 	if (a != lb_get(&d->b))
 		w->violations++;
@@ -149,7 +165,7 @@ static inline void lb_read_op(struct lb_worker *w)
 	struct lb_data *d = sh->data;
 	uint32_t a;
 
-	sh->lk->rdlock(sh->lock);
+	lb_acquire(w, sh->lk->rdlock);
 	a = lb_get(&d->a);
 	lb_cs_load(w, sh->p);
 	if (a != lb_get(&d->b))
@@ -286,6 +302,11 @@ static void lb_spawn(struct lb_shared *sh, struct lb_worker *w, unsigned n)
 		w[i].rng = 2463534242u + i * 7919u;
 		w[i].reader_only = p->xthread && i < nrd;
 		w[i].writer_only = p->xthread && i >= nrd;
+		if (p->wait_times) {
+			w[i].hist = calloc(1, sizeof(*w[i].hist));
+			if (!w[i].hist)
+				lb_fatal("allocating wait histograms", ENOMEM);
+		}
 		pthread_attr_init(&attr);
 		if (p->pin)
 			lb_set_affinity(&attr, i);
@@ -385,6 +406,27 @@ static void lb_collect_threads(const struct lb_worker *w, unsigned n,
 	out->wr_rate = wn ? wsum / wn : -1;
 }
 
+/* Merges the workers' wait histograms into the run's percentiles and
+ * frees them. */
+static void lb_collect_waits(struct lb_worker *w, unsigned n,
+			     struct lb_run *out)
+{
+	struct lb_wait_hist *all;
+
+	out->wait_p50_ns = out->wait_p99_ns = out->wait_max_ns = -1;
+	if (!n || !w[0].hist)
+		return;
+	all = w[0].hist;
+	for (unsigned i = 1; i < n; i++) {
+		lb_wait_merge(all, w[i].hist);
+		free(w[i].hist);
+	}
+	out->wait_p50_ns = lb_wait_quantile_ns(all, 0.50);
+	out->wait_p99_ns = lb_wait_quantile_ns(all, 0.99);
+	out->wait_max_ns = lb_wait_max_ns(all);
+	free(all);
+}
+
 static void lb_collect_stats(const struct lr_lock *lk, struct lb_run *out)
 {
 	struct qc_class_stats s;
@@ -461,6 +503,7 @@ void lb_run_once(const struct lb_experiment *e, const struct lr_lock *lk,
 
 	lb_collect_threads(w, nthreads, t0, tstop, timed, out);
 	lb_collect_stats(lk, out);
+	lb_collect_waits(w, nthreads, out);
 	lb_verify(sh, w, nthreads, rep, out);
 
 	if (lk->destroy)

@@ -14,6 +14,12 @@ extern const struct lr_lock lr_rwsem[];
 #ifdef QLOCK_HAVE_CK
 extern const struct lr_lock lr_ck[];
 #endif
+#ifdef QLOCK_HAVE_ABSL
+extern const struct lr_lock lr_absl[];
+#endif
+#ifdef QLOCK_HAVE_TBB
+extern const struct lr_lock lr_tbb[];
+#endif
 
 static const struct lr_lock *const families[] = {
 	lr_baseline,
@@ -23,6 +29,12 @@ static const struct lr_lock *const families[] = {
 	lr_rwsem,
 #ifdef QLOCK_HAVE_CK
 	lr_ck,
+#endif
+#ifdef QLOCK_HAVE_ABSL
+	lr_absl,
+#endif
+#ifdef QLOCK_HAVE_TBB
+	lr_tbb,
 #endif
 };
 

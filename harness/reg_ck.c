@@ -4,8 +4,8 @@
  * at configure time; QLOCK_HAVE_CK).  All three are pure spinners.
  *
  * CK implements its atomics in inline assembly, which ThreadSanitizer
- * cannot see; under TSan every acquire and release is annotated so TSan
- * knows the lock orders the critical sections.
+ * cannot see; under TSan every acquire and release is annotated
+ * (tsan_note.h).
  */
 #include "lockreg.h"
 
@@ -13,23 +13,7 @@
 #include <ck_spinlock.h>
 #include <errno.h>
 
-#if defined(__SANITIZE_THREAD__)
-#define CK_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CK_TSAN 1
-#endif
-#endif
-
-#ifdef CK_TSAN
-#include <sanitizer/tsan_interface.h>
-/* Pairs with the annotation of the previous holder's release. */
-#define tsan_acquired(l) __tsan_acquire(l)
-#define tsan_releasing(l) __tsan_release(l)
-#else
-#define tsan_acquired(l) ((void)(l))
-#define tsan_releasing(l) ((void)(l))
-#endif
+#include "tsan_note.h"
 
 /* ---- ck_spinlock_mcs: the lock is the queue tail -------------------------- */
 

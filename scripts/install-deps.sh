@@ -1,12 +1,13 @@
 #!/bin/sh
 # Install what qlock can use beyond gcc, cmake and make, on Debian/Ubuntu.
-#   --optional   libck-dev (Concurrency Kit baselines for lockbench),
+#   --optional   libck-dev, libabsl-dev, libtbb-dev and g++ (Concurrency Kit,
+#                absl::Mutex and oneTBB baselines for lockbench),
 #                python3-matplotlib (the plots of the `make bench` report)
 #   --ci         also clang-14 (the warning-free clang build check)
 # Best effort: without root or apt-get, or offline, it says so and exits 0,
 # and the build simply goes without the optional parts.
 set -u
-pkgs="libck-dev python3-matplotlib"
+pkgs="libck-dev libabsl-dev libtbb-dev g++ python3-matplotlib"
 [ "${1:-}" = "--ci" ] && pkgs="$pkgs clang-14"
 
 missing=""

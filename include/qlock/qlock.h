@@ -41,6 +41,12 @@ enum qlock_tunable {
 	/* QLOCK_OWNER_SPIN_NS: how long a waiter spins on a lock owner that
 	 * may be running before it sleeps (default 20000 = 20 us). */
 	QLOCK_TUNE_OWNER_SPIN_NS,
+	/* QLOCK_POLL_MAX: the longest gap, in cpu_relax() iterations, between
+	 * two reads of a held lock word by the TP mutex's spinning top
+	 * waiter; the gap
+	 * starts at 8 and doubles while the word does not change (default 64,
+	 * at least 8). */
+	QLOCK_TUNE_POLL_MAX,
 	QLOCK_TUNE_NR
 };
 

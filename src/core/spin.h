@@ -31,6 +31,7 @@ struct qc_tunables {
 	uint32_t spin_limit;
 	uint64_t handoff_ns;
 	uint64_t owner_spin_ns;
+	uint32_t poll_max;
 };
 
 extern struct qc_tunables qc_tune;
@@ -48,6 +49,11 @@ static inline uint64_t qc_handoff_ns(void)
 static inline uint64_t qc_owner_spin_ns(void)
 {
 	return qa_read(&qc_tune.owner_spin_ns);
+}
+
+static inline uint32_t qc_poll_max(void)
+{
+	return qa_read(&qc_tune.poll_max);
 }
 
 struct qc_spinner {

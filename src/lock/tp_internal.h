@@ -102,13 +102,43 @@ static inline uint32_t tp_self_tid(void)
  * pulls the word's cache line away from the running owner, which then
  * misses on its next unlock or re-lock; polling every few pauses lets it
  * keep the line for a run of operations (throughput first, the series'
- * aim), and a release is still seen within ~0.2 us.  Measured with
- * `lockbench -w futex -t 8,16` (docs/tp-locks.md): +10-18% against polling
- * after every pause, per-thread minimum unchanged.
+ * aim).  Measured with `lockbench -w futex -t 8,16` (docs/tp-locks.md):
+ * +10-18% for every 8 pauses against polling after every pause, per-thread
+ * minimum unchanged.
+ *
+ * The mutex's top waiter (p != NULL) backs off further: while the word
+ * reads the same (the same owner, still holding it, or re-taking it
+ * between our reads: a running owner with short critical sections and no
+ * gap), the gap doubles up to qc_poll_max(): at 8 pauses such an owner
+ * still misses on about one operation in one to three (issue 15,
+ * docs/performance.md).  Any change of the word starts again at
+ * TP_POLL_RELAX, so a lock that moves between threads is watched closely.
+ * The rwlock (p == NULL) keeps the fixed gap its seed-004 figures were
+ * measured with: alternated runs under load hinted at a loss with the
+ * back-off there (docs/performance.md), and no loss is known to fix.
  */
-static inline void tp_poll_relax(void)
+struct tp_poll {
+	uint32_t last;  /* the word at the previous read */
+	uint32_t relax; /* pauses before the next read; 0 = not started */
+};
+
+#define TP_POLL_INIT { 0, 0 }
+
+static inline void tp_poll_relax(struct tp_poll *p, uint32_t v)
 {
-	for (unsigned i = 0; i < TP_POLL_RELAX; i++)
+	uint32_t max = qc_poll_max();
+
+	if (!p) {
+		for (unsigned i = 0; i < TP_POLL_RELAX; i++)
+			qa_cpu_relax();
+		return;
+	}
+	if (p->relax == 0 || v != p->last)
+		p->relax = TP_POLL_RELAX;
+	else if (p->relax < max)
+		p->relax = p->relax * 2 < max ? p->relax * 2 : max;
+	p->last = v;
+	for (unsigned i = 0; i < p->relax; i++)
 		qa_cpu_relax();
 }
 
@@ -136,11 +166,12 @@ enum tp_wait { TP_WAIT_AGAIN, TP_WAIT_SLEPT };
  * TP_WAIT_AGAIN: re-read the word now (spun once, or the word changed
  * under us); TP_WAIT_SLEPT: slept, give the top waiter a fresh spin
  * budget.  `asleep`, when not NULL, gets `asleep_bit` while it sleeps (a
- * reader group leader disbands its group).
+ * reader group leader disbands its group); `poll` spaces the reads
+ * (tp_poll_relax; NULL: the fixed gap).
  */
 static inline enum tp_wait tp_top_wait(uint32_t *val,
 				       uint32_t v, bool ask, bool in_budget,
-				       uint64_t *spins,
+				       uint64_t *spins, struct tp_poll *poll,
 				       const struct timespec *abs,
 				       clockid_t clk, enum qc_class cls,
 				       enum qc_op op, uint32_t *asleep,
@@ -149,7 +180,7 @@ static inline enum tp_wait tp_top_wait(uint32_t *val,
 	if (!(v & TP_WAITERS)) {
 		if (!ask && in_budget) {
 			(*spins)++;
-			tp_poll_relax();
+			tp_poll_relax(poll, v);
 			return TP_WAIT_AGAIN;
 		}
 		if (qa_cmpxchg(val, v, v | TP_WAITERS) != v)
@@ -163,7 +194,7 @@ static inline enum tp_wait tp_top_wait(uint32_t *val,
 		    qa_cmpxchg_relaxed(val, v, v & ~TP_SLEEPER) != v)
 			return TP_WAIT_AGAIN;
 		(*spins)++;
-		tp_poll_relax();
+		tp_poll_relax(poll, v);
 		return TP_WAIT_AGAIN;
 	}
 	/* SLEEPER and the unlock's releasing RMW are RMWs of one word: if

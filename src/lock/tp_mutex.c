@@ -116,6 +116,7 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 	uint64_t spin_until = t0 + qc_owner_spin_ns();
 	uint32_t last_owner = 0, changes = 0, nsleep = 0, iter = 0;
 	uint64_t spins = 0;
+	struct tp_poll poll = TP_POLL_INIT;
 	bool ask = false; /* hand-off requested */
 	int ret = 0;
 
@@ -160,7 +161,8 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 			}
 		}
 		if (tp_top_wait(&m->val, v, ask, now < spin_until,
-				&spins, abs, clk, CLS, QC_OP_LOCK, NULL, 0) ==
+				&spins, &poll, abs, clk, CLS, QC_OP_LOCK, NULL,
+				0) ==
 		    TP_WAIT_AGAIN)
 			continue;
 		nsleep++;

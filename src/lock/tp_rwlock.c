@@ -206,7 +206,7 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 			}
 		}
 		if (tp_top_wait(&rw->val, v, ask, now < spin_until,
-				&spins, abs, clk, CLS, op, asleep,
+				&spins, NULL, abs, clk, CLS, op, asleep,
 				LEADER_ASLEEP) == TP_WAIT_AGAIN)
 			continue;
 		nsleep++;

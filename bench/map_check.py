@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Runs a tiny `lockbench map` and checks its JSON document: the machine
+is recorded, every cell of the requested grid is there, each lock has its
+figures and the baseline's ratio to itself is 1.
+usage: map_check.py LOCKBENCH OUT.json CELLS [map options...]"""
+import json
+import subprocess
+import sys
+
+
+def fail(msg):
+    print("map_check: FAIL: " + msg)
+    sys.exit(1)
+
+
+def main():
+    lockbench, out, cells = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    cmd = [lockbench, "map", "--json", out] + sys.argv[4:]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    sys.stdout.write(run.stdout)
+    if run.returncode != 0:
+        fail("%s exited %d: %s" % (cmd, run.returncode, run.stderr))
+    if "summary (" not in run.stdout:
+        fail("no summary in the heat table")
+    with open(out) as f:
+        doc = json.load(f)
+    for k in ("cpu_model", "online_cpus", "kernel", "glibc", "date_utc"):
+        if k not in doc["machine"]:
+            fail("machine lacks " + k)
+    if doc["wait_timestamp"]["cost_ns"] <= 0:
+        fail("no timestamp cost")
+    if len(doc["cells"]) != cells:
+        fail("%d cells, expected %d" % (len(doc["cells"]), cells))
+    # On a loaded machine a tiny run may see no operation at all (threads
+    # not scheduled before the stop flag): then only kops (0) is required.
+    for c in doc["cells"]:
+        base = c["locks"][0]
+        if base["kops"]["med"] > 0 and \
+                abs(base["ratio_to_glibc"]["med"] - 1) > 1e-9:
+            fail("baseline ratio %s" % base["ratio_to_glibc"])
+        for lk in c["locks"]:
+            if not lk["kops"] or lk["kops"]["n"] < 1:
+                fail("%s: no kops in %s" % (lk["lock"], c))
+            if lk["kops"]["med"] == 0:
+                continue
+            for k in ("slowest_share", "wait_p50_ns", "wait_p99_ns",
+                      "wait_max_ns"):
+                if not lk[k] or lk[k]["n"] < 1:
+                    fail("%s: %s missing in %s" % (lk["lock"], k, c))
+            if lk["wait_p50_ns"]["med"] > lk["wait_max_ns"]["max"]:
+                fail("%s: p50 above max" % lk["lock"])
+    print("map_check: ok, %d cells" % cells)
+
+
+main()

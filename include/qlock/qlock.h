@@ -25,6 +25,15 @@ extern "C" {
 #endif
 
 /*
+ * Timed calls take an absolute deadline (a struct timespec) on a clock
+ * passed as an int: CLOCK_MONOTONIC or CLOCK_REALTIME.  POSIX's clockid_t
+ * is that int; the headers say int because strict ISO modes (-std=c99,
+ * -std=c11 without a POSIX feature macro) hide clockid_t, and C99 also
+ * struct timespec, and every qlock header must compile there.
+ */
+struct timespec;
+
+/*
  * Tunables of the shared spin-then-park policy.  Every sleeping path
  * spins a bounded number of times, then sleeps on a futex.  Defaults can
  * be overridden at start-up by the environment variable named beside each

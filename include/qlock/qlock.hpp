@@ -49,8 +49,8 @@
 
 namespace qlock {
 
-// The library's version string, as qlock_version() returns it.
-inline const char *version() noexcept { return QLOCK_VERSION_STRING; }
+// The running library's version (QLOCK_VERSION_STRING is the header's).
+inline const char *version() noexcept { return qlock_version(); }
 
 namespace detail {
 

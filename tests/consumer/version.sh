@@ -9,15 +9,14 @@ inc=$1 lib=$2 build=$3 lockbench=${4:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-header=$(printf 'QLOCK_VERSION_STRING\n' |
-	cc -E -P -I"$inc" -include qlock/qlock.h - | tail -n 1 | tr -d '"')
 cat >"$work/v.c" <<'C'
 #include <qlock/qlock.h>
 #include <stdio.h>
-int main(void) { puts(qlock_version()); return 0; }
+int main(void) { printf("%s %s\n", QLOCK_VERSION_STRING, qlock_version()); return 0; }
 C
 cc -I"$inc" -o "$work/v" "$work/v.c" "$lib" -pthread
-runtime=$("$work/v")
+set -- $("$work/v")
+header=$1 runtime=$2
 pc=$(sed -n 's/^Version: *//p' "$build/qlock.pc")
 cm=$(sed -n 's/^set(PACKAGE_VERSION "\(.*\)")$/\1/p' "$build/qlockConfigVersion.cmake")
 bench=

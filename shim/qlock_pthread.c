@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "adapt.h"
+#include "lockstat.h"
 #include "core/atomic.h"
 #include "core/futex.h"
 #include "core/stats.h"
@@ -340,7 +341,9 @@ EXPORT const char *qlock_pthread_algorithm(const char *what)
 
 static void print_stats(void)
 {
-	fprintf(stderr, "libqlock-pthread: mutex=%s rwlock=%s spin=%s\n",
+	FILE *out = lockstat_open(getenv("QLOCK_STATS"));
+
+	fprintf(out, "libqlock-pthread: mutex=%s rwlock=%s spin=%s\n",
 		malg_names[shim_malg], ralg_names[shim_ralg],
 		salg_names[shim_salg]);
 	for (int c = 0; c < QC_NR_CLASSES; c++) {
@@ -355,20 +358,22 @@ static void print_stats(void)
 				any |= s.fx[o][f] != 0;
 		if (!any)
 			continue;
-		fprintf(stderr, "libqlock-pthread: %-10s", qc_class_name((enum qc_class)c));
+		fprintf(out, "libqlock-pthread: %-10s", qc_class_name((enum qc_class)c));
 		for (int e = 0; e < QC_NR_EVENTS; e++)
 			if (s.ev[e])
-				fprintf(stderr, " %s=%llu", qc_event_name((enum qc_event)e),
+				fprintf(out, " %s=%llu", qc_event_name((enum qc_event)e),
 					(unsigned long long)s.ev[e]);
 		static const char *const fxn[QC_NR_FX] = { "wait", "wake", "woken" };
 		for (int o = 0; o < QC_NR_OPS; o++)
 			for (int f = 0; f < QC_NR_FX; f++)
 				if (s.fx[o][f])
-					fprintf(stderr, " futex_%s[%s]=%llu", fxn[f],
+					fprintf(out, " futex_%s[%s]=%llu", fxn[f],
 						qc_op_name((enum qc_op)o),
 						(unsigned long long)s.fx[o][f]);
-		fprintf(stderr, "\n");
+		fprintf(out, "\n");
 	}
+	lockstat_print(out, 10);
+	lockstat_close(out);
 }
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -576,6 +581,10 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	ready();
+	if (qa_unlikely(shim_stats))
+		return LOCKSTAT_ACQUIRE(m, LOCKSTAT_MUTEX,
+			mutex_acquire(m, 1, CLOCK_REALTIME, NULL),
+			mutex_acquire(m, 0, CLOCK_REALTIME, NULL));
 	return mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
 }
 
@@ -763,6 +772,9 @@ EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *r)
 EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *r)
 {
 	ready();
+	if (qa_unlikely(shim_stats))
+		return LOCKSTAT_ACQUIRE(r, LOCKSTAT_RWLOCK_READ, rw_rdlock(r, 1, CLOCK_REALTIME, NULL),
+					rw_rdlock(r, 0, CLOCK_REALTIME, NULL));
 	return rw_rdlock(r, 0, CLOCK_REALTIME, NULL);
 }
 
@@ -789,6 +801,9 @@ EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *r, clockid_t clk,
 EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *r)
 {
 	ready();
+	if (qa_unlikely(shim_stats))
+		return LOCKSTAT_ACQUIRE(r, LOCKSTAT_RWLOCK_WRITE, rw_wrlock(r, 1, CLOCK_REALTIME, NULL),
+					rw_wrlock(r, 0, CLOCK_REALTIME, NULL));
 	return rw_wrlock(r, 0, CLOCK_REALTIME, NULL);
 }
 
@@ -1062,6 +1077,10 @@ EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 	ready();
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_lock(s);
+	if (qa_unlikely(shim_stats))
+		return LOCKSTAT_ACQUIRE(s, LOCKSTAT_SPIN,
+			qlock_spin_trylock(QS(s)) ? 0 : EBUSY,
+			(qlock_spin_lock(QS(s)), 0));
 	qlock_spin_lock(QS(s));
 	return 0;
 }

@@ -134,8 +134,6 @@ inline int until(const std::chrono::time_point<Clock, Dur> &t, Op op)
 	}
 }
 
-} // namespace detail
-
 // The non-copyable, non-movable part every lock shares.
 class lock_base {
 public:
@@ -147,9 +145,11 @@ protected:
 	~lock_base() = default;
 };
 
+} // namespace detail
+
 // TP futex mutex (qlock/tp_mutex.h): 16 bytes, owner spinning, lock
 // stealing bounded by a hand-off.  Not recursive; only the owner unlocks.
-class mutex : lock_base {
+class mutex : detail::lock_base {
 public:
 	using native_handle_type = qlock_tp_mutex_t *;
 
@@ -179,7 +179,7 @@ private:
 };
 
 // TP futex rwlock (qlock/tp_rwlock.h): writer-preferring, hand-off bounded.
-class shared_mutex : lock_base {
+class shared_mutex : detail::lock_base {
 public:
 	using native_handle_type = qlock_tp_rwlock_t *;
 
@@ -225,7 +225,7 @@ private:
 
 // Queued spinlock (qlock/qspinlock.h): 4 bytes; waiters spin a bounded
 // time, then sleep.
-class spinlock : lock_base {
+class spinlock : detail::lock_base {
 public:
 	using native_handle_type = qlock_spinlock_t *;
 
@@ -242,7 +242,7 @@ private:
 };
 
 // Queued rwlock (qlock/qrwlock.h): fair, 8 bytes; not recursive.
-class rwlock : lock_base {
+class rwlock : detail::lock_base {
 public:
 	using native_handle_type = qlock_rwlock_t *;
 
@@ -265,7 +265,7 @@ private:
 // The kernel's rw_semaphore (qlock/rwsem.h): sleeping, spinning writers,
 // reader batches, hand-off; downgrade() turns a write lock into a read
 // lock.  Like the kernel's, it has no owner: another thread may unlock.
-class rw_semaphore : lock_base {
+class rw_semaphore : detail::lock_base {
 public:
 	using native_handle_type = qlock_rwsem_t *;
 
@@ -316,7 +316,7 @@ private:
 // notify_all requeues the waiters onto the mutex instead of waking them
 // all.  Waits may wake spuriously: use the predicate forms or a loop.  For
 // any other lock type use std::condition_variable_any.
-class condition_variable : lock_base {
+class condition_variable : detail::lock_base {
 public:
 	using native_handle_type = qlock_tp_cond_t *;
 

@@ -65,19 +65,34 @@ static void ls_raise_max(uint64_t *max, uint64_t v)
 		;
 }
 
+/*
+ * A row is updated by the thread that has just acquired its lock.  For an
+ * exclusive lock (mutex, write lock, spinlock) that thread is alone on the
+ * row until it unlocks, whose release orders the update before the next
+ * owner's: a plain add suffices and keeps a locked instruction off the
+ * uncontended path.  Readers share their lock, and an overflow row is
+ * shared by many locks: those add atomically.  All relaxed: the counts
+ * are read at exit, after the threads are done.
+ */
+static inline void ls_count(uint64_t *c, uint64_t v, bool alone)
+{
+	if (alone)
+		qa_stat_add(c, v);
+	else
+		qa_fetch_add_relaxed(c, v);
+}
+
 void lockstat_record(const volatile void *lock, enum lockstat_kind kind, bool waited,
 		     uint64_t wait_ns)
 {
 	struct ls_row *r = ls_row_of(lock, kind);
+	bool alone = kind != LOCKSTAT_RWLOCK_READ && r != &ls_overflow[kind];
 
-	/* Readers hold their lock together, and the overflow row is shared
-	 * by many locks: both need atomic adds.  They are relaxed: the
-	 * counts are read once, at exit, after the threads are done. */
-	qa_fetch_add_relaxed(&r->acquired, 1);
+	ls_count(&r->acquired, 1, alone);
 	if (!waited)
 		return;
-	qa_fetch_add_relaxed(&r->contended, 1);
-	qa_fetch_add_relaxed(&r->wait_total_ns, wait_ns);
+	ls_count(&r->contended, 1, alone);
+	ls_count(&r->wait_total_ns, wait_ns, alone);
 	ls_raise_max(&r->wait_max_ns, wait_ns);
 }
 

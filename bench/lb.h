@@ -20,9 +20,10 @@
 #include <stdio.h>
 
 #include "core/stats.h"
+#include "qlock/qlock.h"
 #include "lockreg.h"
 
-#define LB_VERSION "1.0"
+#define LB_VERSION QLOCK_VERSION_STRING /* lockbench is versioned with qlock */
 #define LB_MAX_LOCKS 32
 #define LB_MAX_THREAD_COUNTS 32
 #define LB_MAX_THREADS 1024

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/misuse.h"
+#include "lockstat.h"
 #include "shim.h"
 
 /* glibc-owned: an attribute qlock does not implement, or destroyed. */
@@ -156,6 +157,10 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	ready();
+	if (qa_unlikely(shim_stats_on))
+		return LOCKSTAT_ACQUIRE(m, LOCKSTAT_MUTEX,
+			mutex_acquire(m, 1, CLOCK_REALTIME, NULL),
+			mutex_acquire(m, 0, CLOCK_REALTIME, NULL));
 	return mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
 }
 

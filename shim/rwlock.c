@@ -22,6 +22,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "lockstat.h"
 #include "shim.h"
 
 static inline struct qrw *QRW(pthread_rwlock_t *r) { return (struct qrw *)(void *)r; }
@@ -224,6 +225,10 @@ EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *r)
 EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *r)
 {
 	ready();
+	if (qa_unlikely(shim_stats_on))
+		return LOCKSTAT_ACQUIRE(r, LOCKSTAT_RWLOCK_READ,
+			rw_rdlock(r, 1, CLOCK_REALTIME, NULL),
+			rw_rdlock(r, 0, CLOCK_REALTIME, NULL));
 	return rw_rdlock(r, 0, CLOCK_REALTIME, NULL);
 }
 
@@ -250,6 +255,10 @@ EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *r, clockid_t clk,
 EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *r)
 {
 	ready();
+	if (qa_unlikely(shim_stats_on))
+		return LOCKSTAT_ACQUIRE(r, LOCKSTAT_RWLOCK_WRITE,
+			rw_wrlock(r, 1, CLOCK_REALTIME, NULL),
+			rw_wrlock(r, 0, CLOCK_REALTIME, NULL));
 	return rw_wrlock(r, 0, CLOCK_REALTIME, NULL);
 }
 

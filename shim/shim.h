@@ -189,6 +189,8 @@ struct shim_report {
 void shim_report_add(struct shim_report *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 size_t shim_stats_format(char *buf, size_t size);
+/* QLOCK_STATS is on: the lock entry points also count per lock (lockstat.h). */
+extern bool shim_stats_on;
 void shim_stats_setup(void);
 void shim_on_misuse(const char *fn, const char *what, const void *lock);
 

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 
+#include "lockstat.h"
 #include "shim.h"
 
 static inline qlock_spinlock_t *QS(pthread_spinlock_t *s)
@@ -32,6 +33,10 @@ EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 	ready();
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_lock(s);
+	if (qa_unlikely(shim_stats_on))
+		return LOCKSTAT_ACQUIRE(s, LOCKSTAT_SPIN,
+			qlock_spin_trylock(QS(s)) ? 0 : EBUSY,
+			(qlock_spin_lock(QS(s)), 0));
 	qlock_spin_lock(QS(s));
 	return 0;
 }

@@ -3,7 +3,7 @@
  * QLOCK_STATS: at exit, the algorithms in use, the misuse the locks
  * detected, and every non-zero lock event and futex counter per lock
  * class, on stderr (QLOCK_STATS=1) or in a file (QLOCK_STATS=PATH, %p =
- * the pid), in one write.
+ * the pid), in one write (appended, so the processes of one run can share a file).
  *
  * Misuse (unlocking a mutex nobody holds, ...) is counted, not fatal: a
  * program that runs under glibc must keep running under the drop-in, so
@@ -21,8 +21,10 @@
 
 #include "core/stats.h"
 
+#include "lockstat.h"
 #include "shim.h"
 
+bool shim_stats_on;
 static uint64_t misuse_count;
 static const char *misuse_fn, *misuse_what; /* the first one */
 
@@ -99,6 +101,7 @@ size_t shim_stats_format(char *buf, size_t size)
 		shim_report_add(&r, "libqlock-pthread: misuse=%llu (first: %s: %s)\n",
 				(unsigned long long)n, fn ? fn : "?", what ? what : "?");
 	report_classes(&r);
+	lockstat_report(&r, 10);
 	return r.len;
 }
 
@@ -146,7 +149,7 @@ static void stats_emit(void)
 	if (!stats_to_stderr) {
 		if (!expand_path(path, sizeof path))
 			return;
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (fd < 0)
 			return;
 	}
@@ -161,6 +164,7 @@ void shim_stats_setup(void)
 
 	if (!v || !*v || strcmp(v, "0") == 0)
 		return;
+	qa_write(&shim_stats_on, true);
 	stats_to_stderr = strcmp(v, "1") == 0;
 	if (!stats_to_stderr) {
 		if (strlen(v) >= sizeof stats_path) {

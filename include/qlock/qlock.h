@@ -13,16 +13,44 @@
 extern "C" {
 #endif
 
+/*
+ * The version: these three lines are its only source.  CMakeLists.txt
+ * reads them for the project version, which the shared library's
+ * SONAME, the pkg-config file, the CMake package and lockbench --version
+ * take from there.  QLOCK_VERSION_STRING and QLOCK_VERSION_NUMBER
+ * (major * 10000 + minor * 100 + patch) describe the header a program was
+ * compiled with; qlock_version() the library it runs with.
+ */
 #define QLOCK_VERSION_MAJOR 0
 #define QLOCK_VERSION_MINOR 1
 #define QLOCK_VERSION_PATCH 0
-#define QLOCK_VERSION_STRING "0.1.0"
+#define QLOCK_VERSION_NUMBER \
+	(QLOCK_VERSION_MAJOR * 10000 + QLOCK_VERSION_MINOR * 100 + QLOCK_VERSION_PATCH)
+#define QLOCK_STRINGIFY_(x) #x
+#define QLOCK_STRINGIFY(x) QLOCK_STRINGIFY_(x)
+#define QLOCK_VERSION_STRING \
+	QLOCK_STRINGIFY(QLOCK_VERSION_MAJOR) "." \
+	QLOCK_STRINGIFY(QLOCK_VERSION_MINOR) "." \
+	QLOCK_STRINGIFY(QLOCK_VERSION_PATCH)
 
 #if defined(QLOCK_BUILDING) && defined(__GNUC__)
 #define QLOCK_API __attribute__((visibility("default")))
 #else
 #define QLOCK_API
 #endif
+
+/* The running library's version, "MAJOR.MINOR.PATCH" (a static string;
+ * compare with QLOCK_VERSION_STRING to detect a header/library mismatch). */
+QLOCK_API const char *qlock_version(void);
+
+/*
+ * Timed calls take an absolute deadline (a struct timespec) on a clock
+ * passed as an int: CLOCK_MONOTONIC or CLOCK_REALTIME.  POSIX's clockid_t
+ * is that int; the headers say int because strict ISO modes (-std=c99,
+ * -std=c11 without a POSIX feature macro) hide clockid_t, and C99 also
+ * struct timespec, and every qlock header must compile there.
+ */
+struct timespec;
 
 /*
  * Tunables of the shared spin-then-park policy.  Every sleeping path

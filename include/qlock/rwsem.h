@@ -62,14 +62,14 @@ QLOCK_API bool qlock_down_read_trylock(qlock_rwsem_t *sem);
  * qlock timed call.
  */
 QLOCK_API int qlock_down_read_timed(qlock_rwsem_t *sem,
-				    const struct timespec *abs, clockid_t clk);
+				    const struct timespec *abs, int clk);
 QLOCK_API void qlock_up_read(qlock_rwsem_t *sem);
 
 /* Exclusive (write) side. */
 QLOCK_API void qlock_down_write(qlock_rwsem_t *sem);
 QLOCK_API bool qlock_down_write_trylock(qlock_rwsem_t *sem);
 QLOCK_API int qlock_down_write_timed(qlock_rwsem_t *sem,
-				     const struct timespec *abs, clockid_t clk);
+				     const struct timespec *abs, int clk);
 QLOCK_API void qlock_up_write(qlock_rwsem_t *sem);
 
 /*

@@ -57,7 +57,7 @@ QLOCK_API void qlock_tp_cond_wait(qlock_tp_cond_t *c, qlock_tp_mutex_t *m);
  * (qlock_tp_cond_wait() then returns at once, the same way). */
 QLOCK_API int qlock_tp_cond_timedwait(qlock_tp_cond_t *c, qlock_tp_mutex_t *m,
 				      const struct timespec *abs,
-				      clockid_t clk);
+				      int clk);
 QLOCK_API void qlock_tp_cond_signal(qlock_tp_cond_t *c);
 QLOCK_API void qlock_tp_cond_broadcast(qlock_tp_cond_t *c);
 /* Before the condition variable's memory is freed or reused: waits

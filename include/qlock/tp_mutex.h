@@ -68,7 +68,7 @@ QLOCK_API bool qlock_tp_mutex_trylock(qlock_tp_mutex_t *m);
  * no deadline (as qlock_tp_mutex_lock()), in every qlock timed call. */
 QLOCK_API int qlock_tp_mutex_timedlock(qlock_tp_mutex_t *m,
 				       const struct timespec *abs,
-				       clockid_t clk);
+				       int clk);
 QLOCK_API void qlock_tp_mutex_unlock(qlock_tp_mutex_t *m);
 /* Thread id of the owner, 0 when unlocked (a snapshot). */
 QLOCK_API uint32_t qlock_tp_mutex_owner(const qlock_tp_mutex_t *m);

@@ -62,7 +62,10 @@ typedef struct qlock_tp_rwlock {
 
 static inline void qlock_tp_rwlock_init(qlock_tp_rwlock_t *rw)
 {
-	*rw = (qlock_tp_rwlock_t)QLOCK_TP_RWLOCK_INIT;
+	/* Field by field: a compound literal is not C++. */
+	rw->val = rw->serial = rw->handoff = rw->nval = 0;
+	rw->leader = rw->rosq = 0;
+	rw->pad[0] = rw->pad[1] = 0;
 }
 
 QLOCK_API void qlock_tp_rwlock_rdlock(qlock_tp_rwlock_t *rw);
@@ -71,14 +74,14 @@ QLOCK_API bool qlock_tp_rwlock_tryrdlock(qlock_tp_rwlock_t *rw);
  * no deadline. */
 QLOCK_API int qlock_tp_rwlock_timedrdlock(qlock_tp_rwlock_t *rw,
 					  const struct timespec *abs,
-					  clockid_t clk);
+					  int clk);
 QLOCK_API void qlock_tp_rwlock_rdunlock(qlock_tp_rwlock_t *rw);
 
 QLOCK_API void qlock_tp_rwlock_wrlock(qlock_tp_rwlock_t *rw);
 QLOCK_API bool qlock_tp_rwlock_trywrlock(qlock_tp_rwlock_t *rw);
 QLOCK_API int qlock_tp_rwlock_timedwrlock(qlock_tp_rwlock_t *rw,
 					  const struct timespec *abs,
-					  clockid_t clk);
+					  int clk);
 QLOCK_API void qlock_tp_rwlock_wrunlock(qlock_tp_rwlock_t *rw);
 
 /* Writer's thread id, 0 when unlocked or reader-owned (a snapshot). */

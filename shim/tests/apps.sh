@@ -21,7 +21,10 @@ if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null;
   echo "installing: ${need[*]}"
   (apt-get install -y -qq --no-install-recommends "${need[@]}" ||
    { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}"; }) \
-    > "$work/apt.log" 2>&1 || echo "apt-get failed (see log); testing what is there"
+    > "$work/apt.log" 2>&1 ||
+    echo "apps: could not install ${need[*]} ($(tail -n 1 "$work/apt.log")); skipping what is missing"
+elif [ ${#need[@]} -gt 0 ]; then
+  echo "apps: not root or no apt-get, so not installing ${need[*]}; skipping what is missing"
 fi
 
 pass=0 fail=0 skip=0

@@ -33,4 +33,9 @@ LD_LIBRARY_PATH="$prefix/lib" "$work/pc_shared"
 cc -static -o "$work/pc_static" "$src/project/consumer.c" $static_flags 2>/dev/null ||
 	cc -o "$work/pc_static" "$src/project/consumer.c" -I"$prefix/include" "$(find "$prefix" -name libqlock.a | head -n 1)" -pthread
 "$work/pc_static"
+
+echo "== libqlock.a beside a program's own qc_* names"
+cc -o "$work/clash" "$src/project/clash.c" -I"$prefix/include" \
+	"$(find "$prefix" -name libqlock.a | head -n 1)" -pthread
+"$work/clash"
 echo "consumer: all ok"

@@ -1,0 +1,91 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# qlock-run, the launcher: options reach the shim, the exit status passes
+# through, missing programs and libraries are clear errors, it finds the
+# library when installed, and --stats reports exact per-lock counts.
+#   qlock_run.sh BUILD_DIR CONTEND_PROGRAM API_PROGRAM
+set -u
+build=$1 contend=$2 api=$3
+run=$build/shim/qlock-run
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1"; fail=$((fail + 1)); }
+expect() { # name, expected status, command...
+	name=$1 want=$2
+	shift 2
+	"$@" >"$work/out" 2>"$work/err"
+	got=$?
+	if [ $got -eq "$want" ]; then ok "$name (exit $got)"; else
+		bad "$name: exit $got, expected $want"; cat "$work/out" "$work/err"; fi
+}
+
+expect "exit status passes through" 7 "$run" sh -c 'exit 7'
+expect "-- separates the program" 0 "$run" --mutex=tp -- true
+expect "missing program" 127 "$run" /no/such/program
+grep -q "program not found" "$work/err" && ok "missing program: message" || bad "missing program: message"
+expect "unknown algorithm" 2 "$run" --mutex=spinning true
+grep -q "choose one of: tp qspinlock glibc" "$work/err" && ok "unknown algorithm: choices" || bad "unknown algorithm: choices"
+expect "unknown option" 2 "$run" --frobnicate true
+expect "no program" 2 "$run"
+expect "version" 0 "$run" --version
+grep -q "^qlock-run (qlock) [0-9]" "$work/out" && ok "version: $(cat "$work/out")" || bad "version"
+
+# The chosen algorithms reach the shim.
+for m in tp qspinlock glibc; do
+	for r in tp qrwlock rwsem glibc; do
+		w=$("$run" --mutex=$m --rwlock=$r -- "$api" which)
+		case $w in
+		"qlock mutex=$m rwlock=$r "*) ;;
+		*) bad "--mutex=$m --rwlock=$r: served by '$w'"; continue ;;
+		esac
+	done
+done
+[ $fail -eq 0 ] && ok "--mutex/--rwlock reach the shim (12 combinations)"
+
+# A launcher without its library says so.
+mkdir -p "$work/lonely"
+cp "$run" "$work/lonely/"
+expect "library missing" 127 "$work/lonely/qlock-run" true
+grep -q "libqlock-pthread.so not found" "$work/err" && ok "library missing: message" || bad "library missing: message"
+
+# Installed: bin/qlock-run finds lib*/libqlock-pthread.so.
+cmake --install "$build" --prefix "$work/prefix" >/dev/null 2>&1 || bad "cmake --install"
+lib=$("$work/prefix/bin/qlock-run" --library)
+case $lib in
+"$(cd "$work/prefix" && pwd -P)"/lib*/libqlock-pthread.so) ok "installed launcher uses $lib" ;;
+*) bad "installed launcher uses '$lib'" ;;
+esac
+w=$("$work/prefix/bin/qlock-run" "$api" which)
+case $w in qlock*) ok "installed launcher runs on qlock: $w" ;; *) bad "installed: '$w'" ;; esac
+
+# --stats: exact acquisition counts, the contended lock, on stderr or in a file.
+check_stats() { # label, stats file, contend's stdout
+	st=$1 f=$2 o=$3
+	while read -r name addr n rest; do
+		kind=mutex
+		[ "$name" = table ] && kind=rwlock-rd
+		row=$(grep -E "^libqlock-pthread: $addr +$kind " "$f" | head -n 1)
+		set -- $row
+		if [ -z "$row" ]; then
+			bad "$st: no row for $name ($addr)"
+		elif [ "$4" != "$n" ]; then
+			bad "$st: $name acquired $4, expected $n"
+		elif [ "$name" = waited ] && [ "$5" -lt 1 ]; then
+			bad "$st: waited not counted as contended: $row"
+		else
+			ok "$st: $name $kind acquired $4, contended $5, wait $6 ms, max $7 ms"
+		fi
+	done <"$o"
+	grep -q "most contended" "$f" || bad "$st: no most-contended table"
+}
+"$run" --stats -- "$contend" 4 20000 >"$work/c.out" 2>"$work/c.err" || bad "contend under --stats failed"
+check_stats "--stats" "$work/c.err" "$work/c.out"
+(cd "$work" && "$run" --stats=st.txt --mutex=qspinlock --rwlock=qrwlock -- "$contend" 3 1000 >c2.out 2>c2.err) ||
+	bad "contend under --stats=FILE failed"
+[ -s "$work/c2.err" ] && { bad "--stats=FILE still printed on stderr"; cat "$work/c2.err"; }
+check_stats "--stats=FILE (qspinlock, qrwlock)" "$work/st.txt" "$work/c2.out"
+
+echo "qlock-run: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -188,9 +188,16 @@ static void mutex_suite(const char *name, pthread_mutex_t *m, int kind)
 	R(L("unlock.4"), pthread_mutex_unlock(m));
 	R(L("clocklock.free.mono"), pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &t));
 	R(L("unlock.5"), pthread_mutex_unlock(m));
+#ifndef __SANITIZE_ADDRESS__
 	R(L("__pthread_mutex_lock"), __pthread_mutex_lock(m));
 	R(L("old_trylock.held"), other(o_trylock, m));
 	R(L("__pthread_mutex_unlock"), __pthread_mutex_unlock(m));
+#else
+	/* gcc 12's ASan intercepts __pthread_mutex_lock/unlock but, as glibc
+	 * 2.34 made them compat-only, finds no glibc function behind its
+	 * interceptor: the run without the shim would call NULL. */
+	printf("%-44s skipped under ASan\n", L("__pthread_mutex_lock+unlock"));
+#endif
 	R(L("trylock@" GLIBC_BASE), old_mutex_trylock(m));
 	R(L("unlock.6"), pthread_mutex_unlock(m));
 	R(L("destroy"), pthread_mutex_destroy(m));

@@ -1,14 +1,16 @@
 # qlock: the two set-up commands of README.md, and a few helpers.
 #   make bench   build, then run the seed-reproduction benchmark suite (short mode)
 #   make test    build, then run every test, then again under ThreadSanitizer
+#                and under AddressSanitizer + UndefinedBehaviorSanitizer
 BUILD_DIR ?= build
 TSAN_DIR  ?= build-tsan
+ASAN_DIR  ?= build-asan
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 BENCH_ARGS ?= seed all --short
 
-.PHONY: all build bench test test-plain test-tsan deps clean
+.PHONY: all build bench test test-plain test-tsan test-asan deps clean
 
 all: build
 
@@ -23,7 +25,7 @@ deps:
 bench: deps build
 	$(BUILD_DIR)/bench/lockbench $(BENCH_ARGS)
 
-test: test-plain test-tsan
+test: test-plain test-tsan test-asan
 
 test-plain: build
 	ctest --test-dir $(BUILD_DIR) -j $(JOBS) --output-on-failure
@@ -33,5 +35,10 @@ test-tsan:
 	cmake --build $(TSAN_DIR) -j $(JOBS)
 	ctest --test-dir $(TSAN_DIR) -j $(JOBS) --output-on-failure
 
+test-asan:
+	cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQLOCK_ASAN=ON $(CMAKE_FLAGS)
+	cmake --build $(ASAN_DIR) -j $(JOBS)
+	ctest --test-dir $(ASAN_DIR) -j $(JOBS) --output-on-failure
+
 clean:
-	rm -rf $(BUILD_DIR) $(TSAN_DIR)
+	rm -rf $(BUILD_DIR) $(TSAN_DIR) $(ASAN_DIR)

@@ -10,7 +10,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 BENCH_ARGS ?= seed all --short
 
-.PHONY: all build bench test test-plain test-tsan test-asan deps clean
+.PHONY: all build bench test test-plain test-tsan test-asan test-cross deps clean
 
 all: build
 
@@ -40,5 +40,9 @@ test-asan:
 	cmake --build $(ASAN_DIR) -j $(JOBS)
 	ctest --test-dir $(ASAN_DIR) -j $(JOBS) --output-on-failure
 
+# The suite cross-built for s390x and aarch64, run under qemu-user.
+test-cross:
+	JOBS=$(JOBS) sh scripts/test-cross.sh
+
 clean:
-	rm -rf $(BUILD_DIR) $(TSAN_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(TSAN_DIR) $(ASAN_DIR) build-s390x build-aarch64

@@ -10,7 +10,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 BENCH_ARGS ?= seed all --short
 
-.PHONY: all build bench test test-plain test-tsan test-asan test-cross deps clean
+.PHONY: all build bench test test-plain test-tsan test-asan test-cross test-word deps clean
 
 all: build
 
@@ -44,5 +44,12 @@ test-asan:
 test-cross:
 	JOBS=$(JOBS) sh scripts/test-cross.sh
 
+# The library and its unit tests with whole-word atomics only (the
+# 1-bit pending qspinlock layout), natively.
+test-word:
+	cmake -S . -B build-word -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQLOCK_WORD_ATOMICS_ONLY=ON -DQLOCK_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build build-word -j $(JOBS)
+	ctest --test-dir build-word -j $(JOBS) --output-on-failure -LE 'shim|torture'
+
 clean:
-	rm -rf $(BUILD_DIR) $(TSAN_DIR) $(ASAN_DIR) build-s390x build-aarch64
+	rm -rf $(BUILD_DIR) $(TSAN_DIR) $(ASAN_DIR) build-s390x build-aarch64 build-word

@@ -3,14 +3,16 @@
 #                and write the report to report/ (scripts/bench.sh)
 #   make bench-full  the same at the patches' full sizes
 #   make test    build, then run every test, then again under ThreadSanitizer
+#                and under AddressSanitizer + UndefinedBehaviorSanitizer
 BUILD_DIR ?= build
 TSAN_DIR  ?= build-tsan
+ASAN_DIR  ?= build-asan
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 BENCH_ARGS ?= seed all --short
 
-.PHONY: all build bench bench-full test test-plain test-tsan deps clean
+.PHONY: all build bench bench-full test test-plain test-tsan test-asan test-cross test-word deps clean
 
 all: build
 
@@ -36,7 +38,7 @@ bench-full: deps
 map: deps build
 	$(BUILD_DIR)/bench/lockbench map --short --json $(BUILD_DIR)/map-short.json
 
-test: test-plain test-tsan
+test: test-plain test-tsan test-asan
 
 test-plain: build
 	ctest --test-dir $(BUILD_DIR) -j $(JOBS) --output-on-failure
@@ -46,5 +48,21 @@ test-tsan:
 	cmake --build $(TSAN_DIR) -j $(JOBS)
 	ctest --test-dir $(TSAN_DIR) -j $(JOBS) --output-on-failure
 
+test-asan:
+	cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQLOCK_ASAN=ON $(CMAKE_FLAGS)
+	cmake --build $(ASAN_DIR) -j $(JOBS)
+	ctest --test-dir $(ASAN_DIR) -j $(JOBS) --output-on-failure
+
+# The suite cross-built for s390x and aarch64, run under qemu-user.
+test-cross:
+	JOBS=$(JOBS) sh scripts/test-cross.sh
+
+# The library and its unit tests with whole-word atomics only (the
+# 1-bit pending qspinlock layout), natively.
+test-word:
+	cmake -S . -B build-word -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQLOCK_WORD_ATOMICS_ONLY=ON -DQLOCK_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build build-word -j $(JOBS)
+	ctest --test-dir build-word -j $(JOBS) --output-on-failure -LE 'shim|torture'
+
 clean:
-	rm -rf $(BUILD_DIR) $(TSAN_DIR)
+	rm -rf $(BUILD_DIR) $(TSAN_DIR) $(ASAN_DIR) build-s390x build-aarch64 build-word

@@ -345,12 +345,13 @@ void lb_parse_args(int argc, char **argv, int first, bool preset_mode,
 		}
 		if (opt == ':')
 			lb_usage_error("option '%s' needs a value", argv[optind - 1]);
-		if (lb_opt_shapes(opt) && !c->shaping_opt)
-			c->shaping_opt = strdup(lb_opt_text(opt, longidx));
+		if (lb_opt_shapes(opt) && !c->shaping_opt[0])
+			snprintf(c->shaping_opt, sizeof(c->shaping_opt), "%s",
+				 lb_opt_text(opt, longidx));
 		lb_apply_opt(opt, optarg, lb_opt_text(opt, longidx), c);
 		longidx = -1;
 	}
-	if (preset_mode && c->shaping_opt)
+	if (preset_mode && c->shaping_opt[0])
 		lb_usage_error("option '%s' does not apply to seed presets",
 			       c->shaping_opt);
 	for (; optind < argc; optind++) {

@@ -122,8 +122,8 @@ struct lb_cli {
 	const char *base;       /* -b */
 	unsigned reps;
 	bool reps_set, short_mode, list, help, version;
-	const char *shaping_opt;/* first option that shapes an experiment
-				   (rejected for presets), or NULL */
+	char shaping_opt[32];   /* first option that shapes an experiment
+				   (rejected for presets), or "" */
 };
 
 /* cli.c */

@@ -3,12 +3,17 @@
 #   --optional   libck-dev, libabsl-dev, libtbb-dev and g++ (Concurrency Kit,
 #                absl::Mutex and oneTBB baselines for lockbench),
 #                python3-matplotlib (the plots of the `make bench` report)
-#   --ci         also clang-14 (the warning-free clang build check)
+#   --ci         also clang-14 (the warning-free clang build check) and
+#                the --cross tools
+#   --cross      s390x and aarch64 cross gcc and libc, qemu-user-static
+#                (make test-cross)
 # Best effort: without root or apt-get, or offline, it says so and exits 0,
 # and the build simply goes without the optional parts.
 set -u
 pkgs="libck-dev libabsl-dev libtbb-dev g++ python3-matplotlib"
-[ "${1:-}" = "--ci" ] && pkgs="$pkgs clang-14"
+cross="gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
+[ "${1:-}" = "--ci" ] && pkgs="$pkgs clang-14 $cross"
+[ "${1:-}" = "--cross" ] && pkgs="$cross"
 
 missing=""
 for p in $pkgs; do

@@ -16,7 +16,18 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Old symbol versions, to prove that they are interposed too. */
+/* Old symbol versions, to prove that they are interposed too: the first
+ * version of each function on this architecture (its glibc port's first
+ * release; where that is the current one, the call is simply repeated). */
+#if defined(__x86_64__)
+#define GLIBC_BASE "GLIBC_2.2.5"
+#elif defined(__s390x__)
+#define GLIBC_BASE "GLIBC_2.2"
+#elif defined(__aarch64__)
+#define GLIBC_BASE "GLIBC_2.17"
+#else
+#error "add this architecture's first glibc version (objdump -T libc.so.6 | grep pthread_spin_trylock)"
+#endif
 int old_cond_init(pthread_cond_t *, const pthread_condattr_t *);
 int old_cond_wait(pthread_cond_t *, pthread_mutex_t *);
 int old_cond_timedwait(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
@@ -27,25 +38,25 @@ int old_mutex_trylock(pthread_mutex_t *);
 int old_rwlock_wrlock(pthread_rwlock_t *);
 int old_rwlock_unlock(pthread_rwlock_t *);
 int old_spin_trylock(pthread_spinlock_t *);
-__asm__(".symver old_cond_init, pthread_cond_init@GLIBC_2.2.5");
-__asm__(".symver old_cond_wait, pthread_cond_wait@GLIBC_2.2.5");
-__asm__(".symver old_cond_timedwait, pthread_cond_timedwait@GLIBC_2.2.5");
-__asm__(".symver old_cond_signal, pthread_cond_signal@GLIBC_2.2.5");
-__asm__(".symver old_cond_broadcast, pthread_cond_broadcast@GLIBC_2.2.5");
-__asm__(".symver old_cond_destroy, pthread_cond_destroy@GLIBC_2.2.5");
-__asm__(".symver old_mutex_trylock, pthread_mutex_trylock@GLIBC_2.2.5");
-__asm__(".symver old_rwlock_wrlock, pthread_rwlock_wrlock@GLIBC_2.2.5");
-__asm__(".symver old_rwlock_unlock, pthread_rwlock_unlock@GLIBC_2.2.5");
-__asm__(".symver old_spin_trylock, pthread_spin_trylock@GLIBC_2.2.5");
+__asm__(".symver old_cond_init, pthread_cond_init@" GLIBC_BASE);
+__asm__(".symver old_cond_wait, pthread_cond_wait@" GLIBC_BASE);
+__asm__(".symver old_cond_timedwait, pthread_cond_timedwait@" GLIBC_BASE);
+__asm__(".symver old_cond_signal, pthread_cond_signal@" GLIBC_BASE);
+__asm__(".symver old_cond_broadcast, pthread_cond_broadcast@" GLIBC_BASE);
+__asm__(".symver old_cond_destroy, pthread_cond_destroy@" GLIBC_BASE);
+__asm__(".symver old_mutex_trylock, pthread_mutex_trylock@" GLIBC_BASE);
+__asm__(".symver old_rwlock_wrlock, pthread_rwlock_wrlock@" GLIBC_BASE);
+__asm__(".symver old_rwlock_unlock, pthread_rwlock_unlock@" GLIBC_BASE);
+__asm__(".symver old_spin_trylock, pthread_spin_trylock@" GLIBC_BASE);
 /* glibc's public double-underscore aliases. */
 int __pthread_mutex_lock(pthread_mutex_t *);
 int __pthread_mutex_unlock(pthread_mutex_t *);
 int __pthread_rwlock_rdlock(pthread_rwlock_t *);
 int __pthread_rwlock_unlock(pthread_rwlock_t *);
-__asm__(".symver __pthread_mutex_lock, __pthread_mutex_lock@GLIBC_2.2.5");
-__asm__(".symver __pthread_mutex_unlock, __pthread_mutex_unlock@GLIBC_2.2.5");
-__asm__(".symver __pthread_rwlock_rdlock, __pthread_rwlock_rdlock@GLIBC_2.2.5");
-__asm__(".symver __pthread_rwlock_unlock, __pthread_rwlock_unlock@GLIBC_2.2.5");
+__asm__(".symver __pthread_mutex_lock, __pthread_mutex_lock@" GLIBC_BASE);
+__asm__(".symver __pthread_mutex_unlock, __pthread_mutex_unlock@" GLIBC_BASE);
+__asm__(".symver __pthread_rwlock_rdlock, __pthread_rwlock_rdlock@" GLIBC_BASE);
+__asm__(".symver __pthread_rwlock_unlock, __pthread_rwlock_unlock@" GLIBC_BASE);
 
 static int failures;
 
@@ -177,10 +188,17 @@ static void mutex_suite(const char *name, pthread_mutex_t *m, int kind)
 	R(L("unlock.4"), pthread_mutex_unlock(m));
 	R(L("clocklock.free.mono"), pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &t));
 	R(L("unlock.5"), pthread_mutex_unlock(m));
+#ifndef __SANITIZE_ADDRESS__
 	R(L("__pthread_mutex_lock"), __pthread_mutex_lock(m));
 	R(L("old_trylock.held"), other(o_trylock, m));
 	R(L("__pthread_mutex_unlock"), __pthread_mutex_unlock(m));
-	R(L("trylock@GLIBC_2.2.5"), old_mutex_trylock(m));
+#else
+	/* gcc 12's ASan intercepts __pthread_mutex_lock/unlock but, as glibc
+	 * 2.34 made them compat-only, finds no glibc function behind its
+	 * interceptor: the run without the shim would call NULL. */
+	printf("%-44s skipped under ASan\n", L("__pthread_mutex_lock+unlock"));
+#endif
+	R(L("trylock@" GLIBC_BASE), old_mutex_trylock(m));
 	R(L("unlock.6"), pthread_mutex_unlock(m));
 	R(L("destroy"), pthread_mutex_destroy(m));
 #undef L
@@ -275,7 +293,7 @@ struct cw {
 	int flag, waiting, done;
 	int ret;
 	int relock; /* result of trylock/unlock by the waiter after the wait */
-	int old;    /* use the GLIBC_2.2.5 entry points */
+	int old;    /* use the GLIBC_BASE entry points */
 };
 
 static void *cw_waiter(void *p)
@@ -418,7 +436,7 @@ static void cond_tests(void)
 	pthread_mutex_destroy(&pm);
 	pthread_mutexattr_destroy(&a);
 
-	/* The GLIBC_2.2.5 condvar entry points. */
+	/* The GLIBC_BASE condvar entry points. */
 	R("cond.v2_2_5.init", old_cond_init(&c, NULL));
 	cond_pair("v2_2_5", &m0, &c, 0, 1);
 	cond_pair("v2_2_5", &m0, &c, 1, 1);
@@ -583,9 +601,9 @@ static void rwlock_suite(const char *name, pthread_rwlock_t *r)
 	R(L("unlock.7"), pthread_rwlock_unlock(r));
 	R(L("__pthread_rwlock_rdlock"), __pthread_rwlock_rdlock(r));
 	R(L("__pthread_rwlock_unlock"), __pthread_rwlock_unlock(r));
-	R(L("wrlock@GLIBC_2.2.5"), old_rwlock_wrlock(r));
+	R(L("wrlock@" GLIBC_BASE), old_rwlock_wrlock(r));
 	R(L("other.tryrdlock.old_w"), other(o_tryrd, r));
-	R(L("unlock@GLIBC_2.2.5"), old_rwlock_unlock(r));
+	R(L("unlock@" GLIBC_BASE), old_rwlock_unlock(r));
 	R(L("destroy"), pthread_rwlock_destroy(r));
 #undef L
 }
@@ -629,7 +647,7 @@ static void spin_tests(void)
 		R(L("lock"), pthread_spin_lock(&s));
 		R(L("trylock.held"), pthread_spin_trylock(&s));
 		R(L("other.trylock.held"), other(o_spintry, (void *)&s));
-		R(L("trylock@GLIBC_2.2.5.held"), old_spin_trylock(&s));
+		R(L("trylock@" GLIBC_BASE ".held"), old_spin_trylock(&s));
 		R(L("unlock"), pthread_spin_unlock(&s));
 		R(L("trylock.free"), pthread_spin_trylock(&s));
 		R(L("unlock.2"), pthread_spin_unlock(&s));

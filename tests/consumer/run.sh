@@ -5,13 +5,16 @@ set -eu
 build=$1      # qlock build directory
 src=$2        # this directory
 work=$3       # scratch directory
+# A sanitizer build's archive needs the same -fsanitize flags at link time.
+extra=${QLOCK_CONSUMER_FLAGS:-}
 rm -rf "$work"
 mkdir -p "$work"
 prefix="$work/prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 
 echo "== find_package(qlock)"
-cmake -S "$src/project" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake -S "$src/project" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
+	-DCMAKE_C_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" >/dev/null
 cmake --build "$work/cmake-build" >/dev/null
 LD_LIBRARY_PATH="$prefix/lib" "$work/cmake-build/consumer_shared"
 "$work/cmake-build/consumer_static"
@@ -28,10 +31,10 @@ else
 	flags=$(eval echo "$(sed -n 's/^Cflags: //p' "$pc") $(sed -n 's/^Libs: //p' "$pc")")
 	static_flags="$flags $(eval echo "$(sed -n 's/^Libs.private: //p' "$pc")")"
 fi
-cc -o "$work/pc_shared" "$src/project/consumer.c" $flags
+cc -o "$work/pc_shared" "$src/project/consumer.c" $flags $extra
 LD_LIBRARY_PATH="$prefix/lib" "$work/pc_shared"
-cc -static -o "$work/pc_static" "$src/project/consumer.c" $static_flags 2>/dev/null ||
-	cc -o "$work/pc_static" "$src/project/consumer.c" -I"$prefix/include" "$(find "$prefix" -name libqlock.a | head -n 1)" -pthread
+cc -static -o "$work/pc_static" "$src/project/consumer.c" $static_flags $extra 2>/dev/null ||
+	cc -o "$work/pc_static" "$src/project/consumer.c" -I"$prefix/include" "$(find "$prefix" -name libqlock.a | head -n 1)" -pthread $extra
 "$work/pc_static"
 
 echo "== libqlock.a beside a program's own qc_* names"

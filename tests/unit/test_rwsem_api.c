@@ -119,6 +119,26 @@ static void job_start(struct job *j, enum job_op op, uint64_t timeout_ns)
 	assert(!pthread_create(&j->t, NULL, job_main, j));
 }
 
+/*
+ * Wait for the queue `want` while the timed job `j` still waits: false
+ * if it timed out first (the main thread was descheduled for longer than
+ * its deadline), so the caller retries with a longer one instead of
+ * waiting forever for a queue that cannot form.
+ */
+static bool wait_queue_while_timed(const char *want, struct job *j)
+{
+	char buf[32];
+
+	for (;;) {
+		qrwsem_queue_snapshot(&S, buf, sizeof(buf));
+		if (!strcmp(buf, want))
+			return true;
+		if (qa_read_acquire(&j->got) == 2)
+			return false;
+		sched_yield();
+	}
+}
+
 static void job_wait_got(struct job *j)
 {
 	while (!qa_read_acquire(&j->got))
@@ -221,11 +241,24 @@ static void test_timeout_first_writer(void)
 {
 	struct job w, r;
 
-	O->down_write(&S);
-	job_start(&w, J_WRITE_TIMED, 30000000);
-	wait_queue("W");
-	job_start(&r, J_READ, 0);
-	wait_queue("WR");
+	for (uint64_t t = 30000000;; t *= 2) {
+		O->down_write(&S);
+		job_start(&w, J_WRITE_TIMED, t);
+		if (wait_queue_while_timed("W", &w)) {
+			job_start(&r, J_READ, 0);
+			if (wait_queue_while_timed("WR", &w))
+				break;
+			/* The writer timed out before the reader queued. */
+			assert(!pthread_join(w.t, NULL));
+			O->up_write(&S);
+			job_wait_got(&r);
+			job_finish(&r);
+		} else {
+			assert(!pthread_join(w.t, NULL));
+			O->up_write(&S);
+		}
+		assert(count() == 0);
+	}
 	assert(!pthread_join(w.t, NULL));
 	assert(w.result == ETIMEDOUT);
 	wait_queue("R");
@@ -272,15 +305,30 @@ static void test_timeout_handoff_setter(void)
 	struct job w1, w2;
 
 	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, 0);
-	O->down_read(&S);
-	job_start(&w1, J_WRITE_TIMED, 30000000);
-	wait_queue("W");
-	while (!(count() & QRWSEM_FLAG_HANDOFF))
-		sched_yield();
-	/* The hand-off blocks new readers, even trylock. */
-	assert(!qlock_down_read_trylock(&S));
-	job_start(&w2, J_WRITE, 0);
-	wait_queue("WW");
+	for (uint64_t t = 30000000;; t *= 2) {
+		O->down_read(&S);
+		job_start(&w1, J_WRITE_TIMED, t);
+		if (wait_queue_while_timed("W", &w1)) {
+			while (!(count() & QRWSEM_FLAG_HANDOFF) &&
+			       qa_read_acquire(&w1.got) != 2)
+				sched_yield();
+			/* The hand-off blocks new readers, even trylock. */
+			if (qa_read_acquire(&w1.got) != 2)
+				assert(!qlock_down_read_trylock(&S));
+			job_start(&w2, J_WRITE, 0);
+			if (wait_queue_while_timed("WW", &w1))
+				break;
+			/* w1 timed out before w2 queued: w2 gets it. */
+			assert(!pthread_join(w1.t, NULL));
+			O->up_read(&S);
+			job_wait_got(&w2);
+			job_finish(&w2);
+		} else {
+			assert(!pthread_join(w1.t, NULL));
+			O->up_read(&S);
+		}
+		assert(count() == 0);
+	}
 	assert(!pthread_join(w1.t, NULL));
 	assert(w1.result == ETIMEDOUT);
 	wait_queue("W");

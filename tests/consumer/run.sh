@@ -39,6 +39,6 @@ cc -static -o "$work/pc_static" "$src/project/consumer.c" $static_flags $extra 2
 
 echo "== libqlock.a beside a program's own qc_* names"
 cc -o "$work/clash" "$src/project/clash.c" -I"$prefix/include" \
-	"$(find "$prefix" -name libqlock.a | head -n 1)" -pthread
+	"$(find "$prefix" -name libqlock.a | head -n 1)" -pthread $extra
 "$work/clash"
 echo "consumer: all ok"

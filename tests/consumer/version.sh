@@ -14,7 +14,8 @@ cat >"$work/v.c" <<'C'
 #include <stdio.h>
 int main(void) { printf("%s %s\n", QLOCK_VERSION_STRING, qlock_version()); return 0; }
 C
-cc -I"$inc" -o "$work/v" "$work/v.c" "$lib" -pthread
+# A sanitizer build's archive needs the same -fsanitize flags at link time.
+cc -I"$inc" -o "$work/v" "$work/v.c" "$lib" -pthread ${QLOCK_CONSUMER_FLAGS:-}
 set -- $("$work/v")
 header=$1 runtime=$2
 pc=$(sed -n 's/^Version: *//p' "$build/qlock.pc")

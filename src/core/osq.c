@@ -100,7 +100,7 @@ static inline uint32_t osq_slot1(const struct osq_node *node)
 static inline void osq_relax(unsigned *n)
 {
 	if (++*n % OSQ_YIELD_AFTER == 0) {
-#ifndef QLOCK_FUTEX_MODEL
+#ifndef QLOCK_MODEL
 		sched_yield();
 #endif
 	}

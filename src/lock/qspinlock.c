@@ -120,6 +120,16 @@ _Static_assert(QLOCK_MAX_THREADS <= QS_TAIL_SLOT_MAX,
 
 enum qs_state { QS_RUNNING = 0, QS_HALTED = 1 };
 
+/* Give the CPU to a thread we wait for (a model checker has no scheduler). */
+static inline void qs_yield(void)
+{
+#ifndef QLOCK_MODEL
+	sched_yield();
+#else
+	qc_model_relax();
+#endif
+}
+
 struct qs_node {
 	struct qs_node *next; /* successor in the queue */
 	uint32_t locked;      /* 1: you are the queue head (MCS hand-over) */
@@ -406,7 +416,7 @@ static void qs_lock_no_node(uint32_t *w, const enum qs_variant var)
 				return;
 			qa_cpu_relax();
 		}
-		sched_yield();
+		qs_yield();
 	}
 }
 
@@ -518,7 +528,7 @@ queue:
 
 		while (!(next = qa_read_acquire(&node->next))) {   /* O4 */
 			if (QS_PARKS(var) && ++spins > qc_spin_limit())
-				sched_yield();
+				qs_yield();
 			else
 				qa_cpu_relax();
 		}

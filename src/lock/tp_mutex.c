@@ -45,10 +45,12 @@
  *     WAITERS: stealing stops, and the owner's unlock writes the top
  *     waiter's tid into the word instead of freeing it.
  */
+#ifndef QLOCK_MODEL
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#endif
 
 #include "lock/tp_internal.h"
 #include "qlock/tp_mutex.h"
@@ -58,6 +60,8 @@
 #define CLS      QC_CLASS_tp_mutex
 
 __thread uint32_t tp_tid_cache __attribute__((tls_model("initial-exec")));
+
+#ifndef QLOCK_MODEL
 
 static void tp_atfork_child(void)
 {
@@ -77,6 +81,16 @@ uint32_t tp_tid_slow(void)
 	tp_tid_cache = (uint32_t)syscall(SYS_gettid);
 	return tp_tid_cache;
 }
+
+#else /* QLOCK_MODEL: no gettid() or fork; a thread's id is its index + 1 */
+
+uint32_t tp_tid_slow(void)
+{
+	tp_tid_cache = (uint32_t)qc_model_self() + 1;
+	return tp_tid_cache;
+}
+
+#endif /* QLOCK_MODEL */
 
 QLOCK_API uint32_t qlock_tp_self_tid(void)
 {

@@ -7,12 +7,10 @@
  * the others' lock and unlock.  Holders update plain data and check they
  * are alone; the totals are checked after the joins.
  */
-#include <assert.h>
-#include <pthread.h>
-#include <stdbool.h>
-#include <stdint.h>
+#include "model_core.h"
 
-#include "core/osq.h"
+#include "core/osq.c"
+
 
 enum { ITERS = 2 };
 

@@ -9,9 +9,10 @@
  * W_SLEEP) and the wake-up checks of the unlocks are exercised too.
  * Every variant runs: the current layout and the two 2015 ones.
  */
-#include <assert.h>
-#include <pthread.h>
-#include <stdbool.h>
+#include "model_core.h"
+
+#include "lock/qspinlock.c"
+#include "lock/qrwlock.c"
 
 #include "lock/qrwlock_variants.h"
 #include "qlock/qlock.h"

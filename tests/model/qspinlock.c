@@ -7,8 +7,9 @@
  * waiters to sleep almost at once, so the parking paths (node sleep, head
  * SLOW sleep, stealing) are exercised too.
  */
-#include <assert.h>
-#include <pthread.h>
+#include "model_core.h"
+
+#include "lock/qspinlock.c"
 
 #include "lock/qspinlock_variants.h"
 #include "qlock/qlock.h"

@@ -11,10 +11,10 @@
  * so a first waiter that finds the lock taken sets the hand-off bit at
  * once.  Both wake-up variants run.
  */
-#include <assert.h>
-#include <pthread.h>
-#include <stdbool.h>
-#include <stdint.h>
+#include "model_core.h"
+
+#include "core/osq.c"
+#include "lock/rwsem.c"
 
 #include "lock/rwsem_variants.h"
 #include "qlock/qlock.h"

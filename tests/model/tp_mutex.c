@@ -7,9 +7,10 @@
  * through the serial-lock sleep, the top waiter's sleep on the word and
  * the unlocker's hand-off.
  */
-#include <assert.h>
-#include <pthread.h>
-#include <stdint.h>
+#include "model_core.h"
+
+#include "core/osq.c"
+#include "lock/tp_mutex.c"
 
 #include "qlock/qlock.h"
 #include "qlock/tp_mutex.h"

@@ -7,9 +7,17 @@
  * waiter's sleep on the word, the last-reader SHARED_UNLOCK release and
  * hand-offs to readers and to the writer.
  */
-#include <assert.h>
-#include <pthread.h>
-#include <stdint.h>
+#include "model_core.h"
+
+#include "core/osq.c"
+/* tp_mutex.c defines the thread ids; its file-local names must not meet
+ * tp_rwlock.c's in this one translation unit. */
+#define top_waiter tp_mutex_top_waiter
+#include "lock/tp_mutex.c"
+#undef top_waiter
+#undef W
+#undef CLS
+#include "lock/tp_rwlock.c"
 
 #include "qlock/qlock.h"
 #include "qlock/tp_rwlock.h"

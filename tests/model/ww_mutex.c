@@ -5,10 +5,9 @@
  * shared data, assert.  Built with QLOCK_WORD_ATOMICS_ONLY and
  * QLOCK_FUTEX_MODEL; also runs as an ordinary test.
  */
-#include <assert.h>
-#include <pthread.h>
+#include "model_core.h"
 
-#include "baseline/baseline.h"
+#include "baseline/ww_mutex.c"
 
 #define ITERS 2
 

@@ -143,90 +143,130 @@ int qc_futex_cmp_requeue(uint32_t *uaddr, uint32_t val, int nr_wake,
 #else /* QLOCK_MODEL */
 
 /*
- * The futex model: each thread has one queue entry, the address it sleeps
- * on (NULL: awake).  A waiter queues itself, then reads the word; a waker
- * changed the word before it scans the entries.  The fences make this a
- * Dekker pair, as the kernel's hash-bucket lock and barriers do: either
- * the waiter sees the new word and does not sleep, or the waker sees the
- * entry.  A queued waiter returns only when a wake (or requeue and wake)
- * clears its entry, or, timed, when it withdraws the entry itself first:
- * a lost wake-up leaves it blocked, which GenMC reports with
- * -check-liveness.  The entries are relaxed: a futex orders nothing for
- * its caller.  Wakes pick sleepers in thread order, not FIFO, and there are
- * no spurious wake-ups.
+ * The futex model, as the kernel does it: a hash-bucket lock serialises
+ * the waiter's check of the word with its queueing and the wakers' scans
+ * of the queue.  So a waker that changed the word before waking either
+ * finds the waiter queued or the waiter finds the new word, and does not
+ * sleep.  Each thread has one queue entry: the address it sleeps on, or
+ * NULL.  A queued waiter returns only when a wake clears its entry or,
+ * timed, when it withdraws the entry itself first: a lost wake-up leaves
+ * it blocked for ever, which GenMC reports with -check-liveness.  Wakes
+ * pick sleepers in thread order, not FIFO; there are no spurious wake-ups.
+ * What the bucket lock orders is the futex's business: callers still
+ * re-read their word with acquire, as with the real system call.
  */
+static uint32_t model_bucket;
 static uint32_t *model_sleeping_on[QC_MODEL_THREADS];
+/* Wake-ups each thread received; only its owner touches it. */
+static uint32_t model_woken[QC_MODEL_THREADS];
 
-/* Withdraw our entry; false if a waker took it first (we were woken). */
-static bool model_withdraw(uint32_t **entry, uint32_t *uaddr)
+static void model_bucket_lock(void)
 {
-	uint32_t *expected = uaddr;
+	uint32_t free_ = 0;
 
-	return qa_try_cmpxchg_relaxed(entry, &expected, (uint32_t *)0);
+	while (!qa_try_cmpxchg_acquire(&model_bucket, &free_, 1))
+		free_ = 0;
+}
+
+static void model_bucket_unlock(void)
+{
+	qa_write_release(&model_bucket, 0);
+}
+
+/* Under the bucket lock: withdraw our entry, false if a wake took it. */
+static bool model_withdraw(uint32_t **entry)
+{
+	bool queued = qa_read(entry) != 0;
+
+	if (queued)
+		qa_write(entry, (uint32_t *)0);
+	return queued;
 }
 
 int qc_futex_wait(uint32_t *uaddr, uint32_t val, const struct timespec *abs,
 		  clockid_t clk, enum qc_class c, enum qc_op op)
 {
-	uint32_t **entry = &model_sleeping_on[qc_model_self()];
+	int self = qc_model_self();
+	uint32_t **entry = &model_sleeping_on[self];
 	int err = check_deadline(abs, clk);
 
 	if (err)
 		return err;
 	qc_fx_add(c, op, QC_FX_WAIT, 1);
-	qa_write(entry, uaddr);
-	qa_smp_mb(); /* pairs with the fence in model_wake() */
+	model_bucket_lock();
 	if (qa_read(uaddr) != val) {
-		(void)model_withdraw(entry, uaddr);
+		model_bucket_unlock();
 		return 0;
 	}
+	qa_write(entry, uaddr);
+	model_bucket_unlock();
 	if (abs) {
 		/* Time out at any point the other threads have reached:
-		 * the checker explores the wake before and after this. */
-		if (!model_withdraw(entry, uaddr))
+		 * the checker explores the wakes before and after this. */
+		bool timed_out;
+
+		model_bucket_lock();
+		timed_out = model_withdraw(entry);
+		model_bucket_unlock();
+		if (!timed_out)
 			return 0;
 		model_sleep_until(abs);
 		return ETIMEDOUT;
 	}
-	while (qa_read(entry) == uaddr)
+	/* Asleep until a wake clears the entry (compared with NULL only:
+	 * GenMC turns this loop into an assume()). */
+	while (qa_read(entry))
 		qc_model_relax();
+	/*
+	 * A store with an effect after the sleep: GenMC 0.10.3 looks for the
+	 * previous iteration of a caller's retry loop from the nearest loop
+	 * start, which is this sleep loop's, and without a store in between
+	 * it would take the retry for an idle spin and cut the execution.
+	 */
+	model_woken[self]++;
 	return 0;
 }
 
-/* Wake up to nr sleepers on uaddr, or move them to `to` if not NULL. */
+/* Under the bucket lock: wake up to nr sleepers on uaddr, or move them to
+ * `to` if not NULL. */
 static int model_wake(uint32_t *uaddr, int nr, uint32_t *to)
 {
 	int n = 0;
 
-	qa_smp_mb(); /* pairs with the fence in qc_futex_wait() */
 	for (int i = 0; i < QC_MODEL_THREADS && n < nr; i++) {
-		uint32_t *expected = uaddr;
-
-		if (qa_read(&model_sleeping_on[i]) == uaddr &&
-		    qa_try_cmpxchg_relaxed(&model_sleeping_on[i], &expected, to))
+		if (qa_read(&model_sleeping_on[i]) == uaddr) {
+			qa_write(&model_sleeping_on[i], to);
 			n++;
+		}
 	}
 	return n;
 }
 
 int qc_futex_wake(uint32_t *uaddr, int nr, enum qc_class c, enum qc_op op)
 {
+	int n;
+
 	qc_fx_add(c, op, QC_FX_WAKE, 1);
-	return model_wake(uaddr, nr, (uint32_t *)0);
+	model_bucket_lock();
+	n = model_wake(uaddr, nr, (uint32_t *)0);
+	model_bucket_unlock();
+	return n;
 }
 
 int qc_futex_cmp_requeue(uint32_t *uaddr, uint32_t val, int nr_wake,
 			 uint32_t *uaddr2, int nr_requeue, enum qc_class c,
 			 enum qc_op op)
 {
-	int n;
+	int n = -1;
 
 	qc_fx_add(c, op, QC_FX_WAKE, 1);
-	qa_smp_mb(); /* the kernel compares under the bucket lock */
-	if (qa_read(uaddr) != val)
-		return -1;
-	n = model_wake(uaddr, nr_wake, (uint32_t *)0);
-	return n + model_wake(uaddr, nr_requeue, uaddr2);
+	model_bucket_lock();
+	if (qa_read(uaddr) == val) {
+		n = model_wake(uaddr, nr_wake, (uint32_t *)0);
+		n += model_wake(uaddr, nr_requeue, uaddr2);
+	}
+	model_bucket_unlock();
+	return n;
 }
 
 #endif /* QLOCK_MODEL */

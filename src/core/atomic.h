@@ -205,24 +205,33 @@ static inline type qa_u##bits##_cmpxchg_release(uint32_t *w, unsigned shift,   \
 
 #else /* QLOCK_WORD_ATOMICS_ONLY: the same operations on the whole word */
 
-/* Replace one part of *w, leaving the rest as it is: one cmpxchg loop. */
+/*
+ * Replace one part of *w, leaving the rest as it is: one cmpxchg loop.
+ * Each try reads the word afresh rather than retrying with the value a
+ * failed cmpxchg returned: a failed try then has no effect at all, which
+ * is what model checkers' spin-loop reductions (GenMC's) assume of a loop.
+ */
 #define QA__WORD_SET(w, shift, mask, v, order_s, order_f) __extension__({      \
-	uint32_t qa__o = qa_read(w);                                           \
-	while (!qa__try_cmpxchg((w), &qa__o,                                   \
-				qa__with_part(qa__o, shift, mask, v),          \
-				order_s, order_f))                             \
-		;                                                              \
+	uint32_t qa__o;                                                        \
+	do {                                                                   \
+		qa__o = qa_read(w);                                            \
+	} while (!qa__try_cmpxchg((w), &qa__o,                                 \
+				  qa__with_part(qa__o, shift, mask, v),        \
+				  order_s, order_f));                          \
 	qa__o;                                                                 \
 })
 
 /* Compare one part of *w with o and replace it by n, as a part cmpxchg. */
 #define QA__WORD_CMPXCHG(w, shift, mask, o, n, order_s, order_f) __extension__({ \
-	uint32_t qa__o = qa_read(w);                                             \
+	uint32_t qa__o;                                                          \
 	uint32_t qa__r;                                                          \
 	for (;;) {                                                               \
+		qa__o = qa_read(w);                                              \
 		qa__r = qa__part(qa__o, shift, mask);                            \
-		if (qa__r != (uint32_t)(o))                                      \
+		if (qa__r != (uint32_t)(o)) {                                    \
+			qc_model_step();                                         \
 			break;                                                   \
+		}                                                                \
 		if (qa__try_cmpxchg((w), &qa__o,                                 \
 				    qa__with_part(qa__o, shift, mask, n),        \
 				    order_s, order_f))                           \

@@ -11,6 +11,8 @@
 
 #ifdef QLOCK_UNDER_GENMC
 
+unsigned qc_model_steps[QC_MODEL_THREADS];
+
 /* GenMC numbers threads in creation order (main is 0), the same in every
  * execution, so the index costs no shared access. */
 int qc_model_self(void)

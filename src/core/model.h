@@ -33,16 +33,24 @@
 #ifndef QLOCK_NO_LOCK_EVENTS
 #define QLOCK_NO_LOCK_EVENTS 1
 #endif
-/* Threads a model program may have, main included. */
-#define QC_MODEL_THREADS 4
-#ifndef QLOCK_MAX_THREADS
-#define QLOCK_MAX_THREADS QC_MODEL_THREADS
-#endif
-
 #if defined(__has_include)
 #if __has_include(<genmc.h>)
 #define QLOCK_UNDER_GENMC 1
 #endif
+#endif
+
+/*
+ * Threads a model program may start, main included: GenMC numbers them
+ * without reuse, so a harness has main and at most 3 threads there (every
+ * futex wake scans them all); run as a test, every thread it ever starts.
+ */
+#ifdef QLOCK_UNDER_GENMC
+#define QC_MODEL_THREADS 4
+#else
+#define QC_MODEL_THREADS 64
+#endif
+#ifndef QLOCK_MAX_THREADS
+#define QLOCK_MAX_THREADS QC_MODEL_THREADS
 #endif
 
 /* This thread's index, 0 .. QC_MODEL_THREADS - 1 (asserted). */
@@ -51,6 +59,15 @@ int qc_model_self(void);
 #ifndef QLOCK_UNDER_GENMC
 #include <sched.h>
 #endif
+
+/*
+ * Threads that can still wake a sleeper: main while it starts the others,
+ * then every started thread until it returns, minus the futex sleepers.
+ * The harness (tests/model/model_core.h) counts starts and returns; when a
+ * sleeper sees none left, nobody can ever wake it: a lost wake-up, which
+ * the model reports as a failed assertion (so no liveness check is needed).
+ */
+void qc_model_awake_add(int n);
 
 /* A pause in a model wait loop: real threads on few CPUs give the CPU to
  * the thread they wait for; GenMC needs nothing (and has no sched.h). */
@@ -61,5 +78,26 @@ static inline void qc_model_relax(void)
 #endif
 }
 
+/*
+ * A store that only marks progress, after an inner loop that ends without
+ * one (a part cmpxchg that finds another value).  GenMC 0.10.3 looks for
+ * the previous iteration of an enclosing retry loop from the nearest loop
+ * start, which is the inner loop's; with no store after it, the retry
+ * looks like an idle spin and the execution is cut (wrongly: a liveness
+ * error under -check-liveness, a lost execution without).
+ */
+#ifdef QLOCK_UNDER_GENMC
+extern unsigned qc_model_steps[QC_MODEL_THREADS];
+static inline void qc_model_step(void)
+{
+	qc_model_steps[qc_model_self()]++;
+}
+#endif
+
 #endif /* QLOCK_MODEL */
+
+#ifndef QLOCK_UNDER_GENMC
+#define qc_model_step() ((void)0)
+#endif
+
 #endif /* QLOCK_CORE_MODEL_H */

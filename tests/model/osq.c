@@ -12,7 +12,7 @@
 #include "core/osq.c"
 
 
-enum { ITERS = 2 };
+enum { ITERS = MODEL_ITERS(1, 2) };
 
 static struct qc_osq osq = QC_OSQ_INIT;
 static int inside, held;
@@ -37,13 +37,11 @@ static void *spinner(void *arg)
 
 int main(void)
 {
-	pthread_t t[3];
 
-	assert(!pthread_create(&t[0], NULL, spinner, &osq));
-	assert(!pthread_create(&t[1], NULL, spinner, &osq));
-	assert(!pthread_create(&t[2], NULL, spinner, NULL));
-	for (int i = 0; i < 3; i++)
-		assert(!pthread_join(t[i], NULL));
+	model_spawn(spinner, &osq);
+	model_spawn(spinner, &osq);
+	model_spawn(spinner, NULL);
+	model_join_all();
 	assert(held >= 2 * ITERS && held <= 3 * ITERS);
 	assert(osq.tail == 0);
 	return 0;

@@ -18,7 +18,7 @@
 #include "qlock/qlock.h"
 #include "qlock/qrwlock.h"
 
-enum { ITERS = 2 };
+enum { ITERS = MODEL_ITERS(1, 2) };
 
 static qlock_rwlock_t lock = QLOCK_RWLOCK_INIT;
 static int x, y;      /* plain data: the writer keeps x == y */
@@ -103,17 +103,14 @@ static void *reader(void *arg)
 
 int main(void)
 {
-	pthread_t w, r1, r2;
 
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
 	for (variant = 0; variant < 3; variant++) {
 		x = y = writes = 0;
-		assert(!pthread_create(&w, NULL, writer, NULL));
-		assert(!pthread_create(&r1, NULL, reader, NULL));
-		assert(!pthread_create(&r2, NULL, reader, &lock));
-		assert(!pthread_join(w, NULL));
-		assert(!pthread_join(r1, NULL));
-		assert(!pthread_join(r2, NULL));
+		model_spawn(writer, NULL);
+		model_spawn(reader, NULL);
+		model_spawn(reader, &lock);
+		model_join_all();
 		assert(writes == ITERS && x == ITERS && y == ITERS);
 		assert(lock.cnts == 0);
 		assert(!qlock_rwlock_is_contended(&lock));

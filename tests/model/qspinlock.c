@@ -15,7 +15,10 @@
 #include "qlock/qlock.h"
 #include "qlock/qspinlock.h"
 
-enum { THREADS = 3, ITERS = 3 };
+#ifndef QS_MODEL_ITERS
+#define QS_MODEL_ITERS 1
+#endif
+enum { THREADS = 3, ITERS = MODEL_ITERS(QS_MODEL_ITERS, 3) };
 
 static qlock_spinlock_t lock = QLOCK_SPINLOCK_INIT;
 static int in_cs, count; /* plain data */
@@ -54,15 +57,13 @@ static void *worker(void *arg)
 
 int main(void)
 {
-	pthread_t t[THREADS];
 
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
-	for (variant = 0; variant < 4; variant++) {
+	for_each_variant(variant, 4) {
 		count = 0;
 		for (int i = 0; i < THREADS; i++)
-			assert(!pthread_create(&t[i], NULL, worker, NULL));
-		for (int i = 0; i < THREADS; i++)
-			assert(!pthread_join(t[i], NULL));
+			model_spawn(worker, NULL);
+		model_join_all();
 		assert(count == THREADS * ITERS);
 		assert(!qlock_spin_is_locked(&lock));
 	}

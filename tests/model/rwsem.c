@@ -20,7 +20,7 @@
 #include "qlock/qlock.h"
 #include "qlock/rwsem.h"
 
-enum { ITERS = 2 };
+enum { ITERS = MODEL_ITERS(1, 2) };
 
 static qlock_rwsem_t sem = QLOCK_RWSEM_INIT;
 static int x, y;   /* plain data: the writer keeps x == y */
@@ -67,7 +67,6 @@ static void *reader(void *arg)
 
 int main(void)
 {
-	pthread_t w, r1, r2;
 
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
 	qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS, 0);
@@ -75,12 +74,10 @@ int main(void)
 	for (int v = 0; v < 2; v++) {
 		front = v == 1;
 		x = y = writes = 0;
-		assert(!pthread_create(&w, NULL, writer, NULL));
-		assert(!pthread_create(&r1, NULL, reader, NULL));
-		assert(!pthread_create(&r2, NULL, reader, &sem));
-		assert(!pthread_join(w, NULL));
-		assert(!pthread_join(r1, NULL));
-		assert(!pthread_join(r2, NULL));
+		model_spawn(writer, NULL);
+		model_spawn(reader, NULL);
+		model_spawn(reader, &sem);
+		model_join_all();
 		assert(writes == ITERS && x == ITERS && y == ITERS);
 		assert(sem.count == 0 && sem.wait_lock == 0);
 		assert(sem.wait_list == NULL);

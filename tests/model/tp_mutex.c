@@ -15,7 +15,7 @@
 #include "qlock/qlock.h"
 #include "qlock/tp_mutex.h"
 
-#define ITERS 2
+#define ITERS MODEL_ITERS(1, 2)
 
 static qlock_tp_mutex_t m = QLOCK_TP_MUTEX_INIT;
 static int counter; /* plain: protected by m */
@@ -55,18 +55,15 @@ static void *trylocker(void *arg)
 
 int main(void)
 {
-	pthread_t t1, t2, t3;
 	int taken = 0;
 
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
 	qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS, 0);
 	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, 0);
-	pthread_create(&t1, NULL, locker, NULL);
-	pthread_create(&t2, NULL, locker, NULL);
-	pthread_create(&t3, NULL, trylocker, &taken);
-	pthread_join(t1, NULL);
-	pthread_join(t2, NULL);
-	pthread_join(t3, NULL);
+	model_spawn(locker, NULL);
+	model_spawn(locker, NULL);
+	model_spawn(trylocker, &taken);
+	model_join_all();
 	assert(counter == 2 * ITERS + taken);
 	assert(m.val == 0 && m.serial == 0 && m.handoff == 0 && m.nval == 0);
 	return 0;

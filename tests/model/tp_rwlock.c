@@ -22,7 +22,7 @@
 #include "qlock/qlock.h"
 #include "qlock/tp_rwlock.h"
 
-#define ITERS 2
+#define ITERS MODEL_ITERS(1, 2)
 
 static qlock_tp_rwlock_t rw = QLOCK_TP_RWLOCK_INIT;
 static int a, b;       /* plain: the writer keeps a == b */
@@ -56,17 +56,14 @@ static void *reader(void *arg)
 
 int main(void)
 {
-	pthread_t w, r1, r2;
 
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
 	qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS, 0);
 	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, 0);
-	pthread_create(&w, NULL, writer, NULL);
-	pthread_create(&r1, NULL, reader, NULL);
-	pthread_create(&r2, NULL, reader, NULL);
-	pthread_join(w, NULL);
-	pthread_join(r1, NULL);
-	pthread_join(r2, NULL);
+	model_spawn(writer, NULL);
+	model_spawn(reader, NULL);
+	model_spawn(reader, NULL);
+	model_join_all();
 	assert(a == ITERS && b == ITERS);
 	assert(rw.val == 0 && rw.serial == 0 && rw.handoff == 0 &&
 	       rw.nval == 0 && rw.leader == 0);

@@ -9,7 +9,7 @@
 
 #include "baseline/ww_mutex.c"
 
-#define ITERS 2
+#define ITERS MODEL_ITERS(1, 2)
 
 static struct ww_mutex m;
 static int counter; /* plain: protected by m */
@@ -48,16 +48,13 @@ static void *trylocker(void *arg)
 
 int main(void)
 {
-	pthread_t t1, t2, t3;
 	int taken = 0;
 
 	ww_mutex_init(&m);
-	pthread_create(&t1, NULL, locker, NULL);
-	pthread_create(&t2, NULL, locker, NULL);
-	pthread_create(&t3, NULL, trylocker, &taken);
-	pthread_join(t1, NULL);
-	pthread_join(t2, NULL);
-	pthread_join(t3, NULL);
+	model_spawn(locker, NULL);
+	model_spawn(locker, NULL);
+	model_spawn(trylocker, &taken);
+	model_join_all();
 	assert(counter == 2 * ITERS + taken);
 	assert(m.word == 0); /* every unlock left the lock free */
 	return 0;

@@ -106,6 +106,7 @@
 
 /* add_return: the new value, as the kernel's atomic_add_return*. */
 #define qa_add_return(p, v)          __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
+#define qa_add_return_relaxed(p, v)  __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
 #define qa_add_return_acquire(p, v)  __atomic_add_fetch((p), (v), __ATOMIC_ACQUIRE)
 #define qa_add_return_release(p, v)  __atomic_add_fetch((p), (v), __ATOMIC_RELEASE)
 #define qa_sub_return_release(p, v)  __atomic_sub_fetch((p), (v), __ATOMIC_RELEASE)

@@ -389,8 +389,13 @@ QRW_INLINE bool qrw_write_trylock(qlock_rwlock_t *lock)
 QRW_INLINE void qrw_write_unlock(qlock_rwlock_t *lock)
 {
 	/* O1/O2/O3 release; fails only on SLOW (O5). */
+#ifndef QLOCK_MUTATE_QRWLOCK
 	if (qa_likely(qa_u8_cmpxchg_release(&lock->cnts, 0, QRW_W_LOCKED, 0) ==
 		      QRW_W_LOCKED))
+#else /* model-check mutation (tests/model): must be caught */
+	if (qa_likely(qa_u8_cmpxchg_relaxed(&lock->cnts, 0, QRW_W_LOCKED, 0) ==
+		      QRW_W_LOCKED))
+#endif
 		return;
 	qa_u8_write_release(&lock->cnts, 0, 0);
 	qrw_wake(lock, QC_OP_UNLOCK);

@@ -635,7 +635,11 @@ static __attribute__((noinline)) void qs_unlock_slow(uint32_t *w, uint32_t old)
  */
 QLOCK_API void qlock_spin_unlock(qlock_spinlock_t *lock)
 {
+#ifndef QLOCK_MUTATE_QSPINLOCK
 	uint32_t old = qa_fetch_sub_release(&lock->val, QS_LOCKED_VAL);
+#else /* model-check mutation (tests/model): must be caught */
+	uint32_t old = qa_fetch_sub_relaxed(&lock->val, QS_LOCKED_VAL);
+#endif
 
 	if (qa_likely((old & QS_LOCKED_MASK) == QS_LOCKED_VAL))
 		return;

@@ -117,7 +117,11 @@ static inline bool steal(qlock_tp_mutex_t *m, uint32_t tid)
 	if ((v & TID_MASK) || qa_read(&m->handoff))
 		return false;
 	/* Acquire: pairs with the release of the last unlock. */
+#ifndef QLOCK_MUTATE_TP_MUTEX
 	return qa_cmpxchg_acquire(&m->val, v, tid) == v;
+#else /* model-check mutation (tests/model): must be caught */
+	return qa_cmpxchg_relaxed(&m->val, v, tid) == v;
+#endif
 }
 
 /*

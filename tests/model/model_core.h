@@ -51,7 +51,10 @@ static void *model_run(void *p)
 
 static inline void model_spawn(void *(*fn)(void *), void *arg)
 {
-	struct model_start *s = &model_starts[model_nstarts++];
+	struct model_start *s;
+
+	assert(model_nstarts < QC_MODEL_THREADS - 1);
+	s = &model_starts[model_nstarts++];
 
 	s->fn = fn;
 	s->arg = arg;

@@ -7,8 +7,9 @@
 #
 #   tests/model/modelcheck.sh [-j JOBS] [-o LOGDIR] [harness ...]
 #
-# A harness states its own GenMC options on a line of its opening comment:
-#   " * modelcheck: -unroll=8"
+# A harness states its own GenMC options, and the variants to check (each
+# is one run with -DMODEL_VARIANT=v), on a line of its opening comment:
+#   " * modelcheck: -unroll=3 variants=0,1,2"
 # GENMC (default genmc) names the checker, MODELCHECK_TIMEOUT (default 600)
 # bounds one run in seconds.  Logs, with the error traces, go to LOGDIR
 # (default build/modelcheck).
@@ -20,15 +21,28 @@ TIMEOUT=${MODELCHECK_TIMEOUT:-600}
 jobs=2
 logdir=$root/build/modelcheck
 
-# One run: harness, model, kind (verify|mutant) -> one result line.
+# The options and the variants a harness lists.
+harness_flags() {
+	sed -n 's/^ \* modelcheck:\(.*\)$/\1/p' "$here/$1.c" | head -1 |
+		sed 's/variants=[0-9,]*//'
+}
+harness_variants() {
+	local v
+	v=$(sed -n 's/^ \* modelcheck:.*variants=\([0-9,]*\).*$/\1/p' "$here/$1.c" | head -1)
+	echo "${v:-0}" | tr , ' '
+}
+
+# One run: harness[:variant], model, kind (verify|mutant) -> one result line.
 run_one() {
-	local h=$1 model=$2 kind=$3 src="$here/$1.c" flags defs="" log rc t0 t1
-	flags=$(sed -n 's/^ \* modelcheck:\(.*\)$/\1/p' "$src" | head -1)
-	[ "$kind" = mutant ] && defs="-DQLOCK_MUTATE_$(echo "$h" | tr a-z A-Z)"
-	log="$logdir/$h-$model-$kind.log"
+	local h=${1%%:*} v=${1#*:} model=$2 kind=$3 flags defs log rc t0 t1
+	local src="$here/${1%%:*}.c"
+	flags=$(harness_flags "$h")
+	defs="-DMODEL_VARIANT=$v"
+	[ "$kind" = mutant ] && defs="$defs -DQLOCK_MUTATE_$(echo "$h" | tr a-z A-Z)"
+	log="$logdir/$h-v$v-$model-$kind.log"
 	t0=$(date +%s.%N)
 	# shellcheck disable=SC2086
-	timeout "$TIMEOUT" "$GENMC" "--$model" -disable-mm-detector -check-liveness \
+	timeout "$TIMEOUT" "$GENMC" "--$model" -disable-mm-detector \
 		--disable-estimation $flags -- -I "$root/src" -I "$root/include" \
 		-I "$here" $defs "$src" >"$log" 2>&1
 	rc=$?
@@ -36,7 +50,7 @@ run_one() {
 	local execs blocked
 	execs=$(sed -n 's/^Number of complete executions explored: \([0-9]*\).*/\1/p' "$log" | tail -1)
 	blocked=$(sed -n 's/^Number of blocked executions seen: \([0-9]*\).*/\1/p' "$log" | tail -1)
-	printf '%s %s %s %s %s %s %.1f\n' "$h" "$model" "$kind" "$rc" \
+	printf '%s %s %s %s %s %s %.1f\n' "$1" "$model" "$kind" "$rc" \
 		"${execs:-0}" "${blocked:-0}" "$(awk "BEGIN { print $t1 - $t0 }")" >"$log.result"
 }
 
@@ -66,8 +80,15 @@ fi
 mkdir -p "$logdir"
 rm -f "$logdir"/*.result
 
-start=$(date +%s)
+runs=
 for h in $harnesses; do
+	for v in $(harness_variants "$h"); do
+		runs="$runs $h:$v"
+	done
+done
+
+start=$(date +%s)
+for h in $runs; do
 	for model in rc11 imm; do
 		for kind in verify mutant; do
 			echo "$h $model $kind"
@@ -77,13 +98,13 @@ done | MODELCHECK_LOGDIR=$logdir xargs -P "$jobs" -L 1 "$0" --one
 end=$(date +%s)
 
 status=0
-printf '%-12s %-5s %-16s %-24s %10s %8s %8s\n' harness model run result executions blocked seconds
-for h in $harnesses; do
+printf '%-14s %-5s %-8s %-22s %10s %8s %8s\n' harness model run result executions blocked seconds
+for h in $runs; do
 	for kind in verify mutant; do
 		for model in rc11 imm; do
-			f="$logdir/$h-$model-$kind.log.result"
+			f="$logdir/${h%%:*}-v${h#*:}-$model-$kind.log.result"
 			if [ ! -f "$f" ]; then
-				printf '%-12s %-5s %-16s %-24s\n' "$h" "$model" "$kind" "not run"
+				printf '%-14s %-5s %-8s %-22s\n' "$h" "$model" "$kind" "not run"
 				status=1
 				continue
 			fi
@@ -98,7 +119,7 @@ for h in $harnesses; do
 			esac
 			run=harness
 			[ "$kind" = mutant ] && run="mutant"
-			printf '%-12s %-5s %-16s %-24s %10s %8s %8s\n' "$h" "$model" \
+			printf '%-14s %-5s %-8s %-22s %10s %8s %8s\n' "$h" "$model" \
 				"$run" "$result" "$execs" "$blocked" "$secs"
 		done
 	done

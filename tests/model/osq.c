@@ -6,6 +6,8 @@
  * to queue (deadline 0), which drives the unqueue steps A, B and C against
  * the others' lock and unlock.  Holders update plain data and check they
  * are alone; the totals are checked after the joins.
+ *
+ * modelcheck: -unroll=3
  */
 #include "model_core.h"
 

@@ -8,6 +8,8 @@
  * the queue head to sleep almost at once, so the parking marks (SLOW,
  * W_SLEEP) and the wake-up checks of the unlocks are exercised too.
  * Every variant runs: the current layout and the two 2015 ones.
+ *
+ * modelcheck: -unroll=2 variants=0,1,2
  */
 #include "model_core.h"
 
@@ -105,7 +107,7 @@ int main(void)
 {
 
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
-	for (variant = 0; variant < 3; variant++) {
+	for_each_variant(variant, 3) {
 		x = y = writes = 0;
 		model_spawn(writer, NULL);
 		model_spawn(reader, NULL);

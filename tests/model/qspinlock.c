@@ -6,6 +6,8 @@
  * one-bit pending layout) and the futex model.  A spin limit of 1 sends
  * waiters to sleep almost at once, so the parking paths (node sleep, head
  * SLOW sleep, stealing) are exercised too.
+ *
+ * modelcheck: -unroll=2 variants=0,1,2,3
  */
 #include "model_core.h"
 
@@ -18,7 +20,10 @@
 #ifndef QS_MODEL_ITERS
 #define QS_MODEL_ITERS 1
 #endif
-enum { THREADS = 3, ITERS = MODEL_ITERS(QS_MODEL_ITERS, 3) };
+#ifndef QS_MODEL_THREADS
+#define QS_MODEL_THREADS 3
+#endif
+enum { THREADS = MODEL_ITERS(QS_MODEL_THREADS, 3), ITERS = MODEL_ITERS(QS_MODEL_ITERS, 3) };
 
 static qlock_spinlock_t lock = QLOCK_SPINLOCK_INIT;
 static int in_cs, count; /* plain data */

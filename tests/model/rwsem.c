@@ -10,6 +10,8 @@
  * spinning is off (the OSQ has its own harness) and the hand-off time is 0,
  * so a first waiter that finds the lock taken sets the hand-off bit at
  * once.  Both wake-up variants run.
+ *
+ * modelcheck: -unroll=2 variants=0,1
  */
 #include "model_core.h"
 
@@ -71,7 +73,9 @@ int main(void)
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
 	qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS, 0);
 	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, 0);
-	for (int v = 0; v < 2; v++) {
+	int v;
+
+	for_each_variant(v, 2) {
 		front = v == 1;
 		x = y = writes = 0;
 		model_spawn(writer, NULL);

@@ -6,6 +6,8 @@
  * no owner spinning and an immediate hand-off threshold send the waiters
  * through the serial-lock sleep, the top waiter's sleep on the word and
  * the unlocker's hand-off.
+ *
+ * modelcheck: -unroll=2
  */
 #include "model_core.h"
 

@@ -6,6 +6,8 @@
  * and an immediate hand-off threshold exercise the serial sleep, the top
  * waiter's sleep on the word, the last-reader SHARED_UNLOCK release and
  * hand-offs to readers and to the writer.
+ *
+ * modelcheck: -unroll=2
  */
 #include "model_core.h"
 

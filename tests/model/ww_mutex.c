@@ -4,6 +4,8 @@
  * convention): two lockers and one trylocker, a few iterations each, plain
  * shared data, assert.  Built with QLOCK_WORD_ATOMICS_ONLY and
  * QLOCK_FUTEX_MODEL; also runs as an ordinary test.
+ *
+ * modelcheck:
  */
 #include "model_core.h"
 

@@ -649,7 +649,11 @@ QLOCK_API void qlock_spin_unlock(qlock_spinlock_t *lock)
 /* Native: one release store of the locked byte (O1). */
 void qs_unlock_spin_only(qlock_spinlock_t *lock)
 {
+#ifndef QLOCK_MUTATE_QSPINLOCK
 	qa_u8_write_release(&lock->val, QS_LOCKED_OFFSET, 0);
+#else /* model-check mutation (tests/model): must be caught */
+	qa_u8_write(&lock->val, QS_LOCKED_OFFSET, 0);
+#endif
 }
 
 QLOCK_API bool qlock_spin_is_locked(qlock_spinlock_t *lock)

@@ -5,7 +5,8 @@
  * hangs) and one that gives up at its first deadline check whenever it has
  * to queue (deadline 0), which drives the unqueue steps A, B and C against
  * the others' lock and unlock.  Holders update plain data and check they
- * are alone; the totals are checked after the joins.
+ * are alone; the totals are checked after the joins.  Mutation: the tail
+ * exchange made relaxed.
  *
  * modelcheck: -unroll=3
  */

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Model-check harness for the queued rwlock: one writer and two readers
- * (one of them also tries read_trylock), two iterations each, plain data
- * protected by the lock, assert, no I/O.  Built against the library copy
- * with QLOCK_WORD_ATOMICS_ONLY (the writer-byte cmpxchg and stores become
- * whole-word cmpxchg loops) and the futex model.  A spin limit of 1 sends
+ * (one of them also tries read_trylock), two iterations each (one under
+ * GenMC), plain data protected by the lock, assert, no I/O.  Model build
+ * (model_core.h): the writer-byte cmpxchg and stores become whole-word
+ * cmpxchg loops.  A spin limit of 1 sends
  * the queue head to sleep almost at once, so the parking marks (SLOW,
  * W_SLEEP) and the wake-up checks of the unlocks are exercised too.
  * Every variant runs: the current layout and the two 2015 ones.
+ * Mutation: the write unlock's release made relaxed.
  *
  * modelcheck: -unroll=2 variants=0,1,2
  */

@@ -2,10 +2,11 @@
 /*
  * Model-check harness for the queued spinlock: 3 threads, a few
  * iterations each, plain data protected by the lock, assert, no I/O.
- * Built against the library copy with QLOCK_WORD_ATOMICS_ONLY (so the
- * one-bit pending layout) and the futex model.  A spin limit of 1 sends
+ * Model build (model_core.h): whole-word atomics (so the one-bit pending
+ * layout) and the futex model.  A spin limit of 1 sends
  * waiters to sleep almost at once, so the parking paths (node sleep, head
- * SLOW sleep, stealing) are exercised too.
+ * SLOW sleep, stealing) are exercised too.  Mutation: the unlock's
+ * release made relaxed.
  *
  * modelcheck: -unroll=2 variants=0,1,2,3
  */
@@ -23,7 +24,10 @@
 #ifndef QS_MODEL_THREADS
 #define QS_MODEL_THREADS 3
 #endif
-enum { THREADS = MODEL_ITERS(QS_MODEL_THREADS, 3), ITERS = MODEL_ITERS(QS_MODEL_ITERS, 3) };
+enum {
+	THREADS = MODEL_ITERS(QS_MODEL_THREADS, 3),
+	ITERS = MODEL_ITERS(QS_MODEL_ITERS, 3),
+};
 
 static qlock_spinlock_t lock = QLOCK_SPINLOCK_INIT;
 static int in_cs, count; /* plain data */

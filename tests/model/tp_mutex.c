@@ -2,12 +2,12 @@
 /*
  * Model-check harness for the TP futex mutex (docs/testing.md): two
  * lockers and one trylocker, a few iterations, plain data, assert.  Built
- * with QLOCK_WORD_ATOMICS_ONLY and QLOCK_FUTEX_MODEL.  A spin limit of 1,
+ * in the model build (model_core.h).  A spin limit of 1,
  * no owner spinning and an immediate hand-off threshold send the waiters
  * through the serial-lock sleep, the top waiter's sleep on the word and
- * the unlocker's hand-off.
+ * the unlocker's hand-off.  Mutation: the fast-path acquire made relaxed.
  *
- * modelcheck: -unroll=2
+ * modelcheck: skip GenMC 0.10.3 does not finish it within 300 s yet (unroll 2)
  */
 #include "model_core.h"
 

@@ -2,12 +2,13 @@
 /*
  * Model-check harness for the TP futex rwlock (docs/testing.md): one
  * writer and two readers, a few iterations, plain data, assert.  Built
- * with QLOCK_WORD_ATOMICS_ONLY and QLOCK_FUTEX_MODEL.  Spin bounds of 1/0
+ * in the model build (model_core.h).  Spin bounds of 1/0
  * and an immediate hand-off threshold exercise the serial sleep, the top
  * waiter's sleep on the word, the last-reader SHARED_UNLOCK release and
- * hand-offs to readers and to the writer.
+ * hand-offs to readers and to the writer.  Mutation: the reader fast
+ * path's acquire made relaxed.
  *
- * modelcheck: -unroll=2
+ * modelcheck: skip GenMC 0.10.3 does not finish it within 300 s yet (unroll 2)
  */
 #include "model_core.h"
 

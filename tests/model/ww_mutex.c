@@ -2,8 +2,8 @@
 /*
  * Model-check harness for the WW futex mutex (see docs/testing.md for the
  * convention): two lockers and one trylocker, a few iterations each, plain
- * shared data, assert.  Built with QLOCK_WORD_ATOMICS_ONLY and
- * QLOCK_FUTEX_MODEL; also runs as an ordinary test.
+ * shared data, assert.  Model build (model_core.h); also runs as an
+ * ordinary test.  Mutation: the trylock/fast-path acquire made relaxed.
  *
  * modelcheck:
  */

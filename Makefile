@@ -3,7 +3,10 @@
 #                and write the report to report/ (scripts/bench.sh)
 #   make bench-full  the same at the patches' full sizes
 #   make test    build, then run every test, then again under ThreadSanitizer
-#                and under AddressSanitizer + UndefinedBehaviorSanitizer
+#                and under AddressSanitizer + UndefinedBehaviorSanitizer,
+#                then model-check (when genmc is installed)
+#   make modelcheck  GenMC on every tests/model harness, RC11 and IMM, and
+#                    each harness's mutation (docs/testing.md)
 BUILD_DIR ?= build
 TSAN_DIR  ?= build-tsan
 ASAN_DIR  ?= build-asan
@@ -12,7 +15,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 BENCH_ARGS ?= seed all --short
 
-.PHONY: all build bench bench-full test test-plain test-tsan test-asan test-cross test-word deps clean
+.PHONY: all build bench bench-full test test-plain test-tsan test-asan test-cross test-word test-model modelcheck deps clean
 
 all: build
 
@@ -38,7 +41,7 @@ bench-full: deps
 map: deps build
 	$(BUILD_DIR)/bench/lockbench map --short --json $(BUILD_DIR)/map-short.json
 
-test: test-plain test-tsan test-asan
+test: test-plain test-tsan test-asan test-model
 
 test-plain: build
 	ctest --test-dir $(BUILD_DIR) -j $(JOBS) --output-on-failure
@@ -63,6 +66,13 @@ test-word:
 	cmake -S . -B build-word -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQLOCK_WORD_ATOMICS_ONLY=ON -DQLOCK_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 	cmake --build build-word -j $(JOBS)
 	ctest --test-dir build-word -j $(JOBS) --output-on-failure -LE 'shim|torture'
+
+modelcheck:
+	tests/model/modelcheck.sh -j $(JOBS) -o $(BUILD_DIR)/modelcheck
+
+test-model:
+	@if command -v genmc >/dev/null 2>&1; then $(MAKE) --no-print-directory modelcheck; \
+	else echo "model checking skipped: genmc not installed (bash ../shared/tools/genmc/install.sh, then make modelcheck)"; fi
 
 clean:
 	rm -rf $(BUILD_DIR) $(TSAN_DIR) $(ASAN_DIR) build-s390x build-aarch64 build-word

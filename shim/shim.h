@@ -93,14 +93,18 @@ struct qrw {                     /* overlay of pthread_rwlock_t */
 	uint64_t alg[SHIM_RW_BYTES / 8];
 	int32_t cur_writer;      /* __cur_writer: unused, stays 0 */
 	int32_t shared;          /* __shared */
-	uint32_t rt_writers;     /* __rwelision, __pad1[0..2]: rwlock.c */
+	uint32_t rt_writers;     /* x86-64 __rwelision, __pad1[0..2]; else __pad1: rwlock.c */
 	uint32_t pad1;           /* __pad1[3..6] */
 	uint64_t writer;         /* __pad2 */
 	uint32_t flags;          /* __flags */
 };
 _Static_assert(offsetof(pthread_rwlock_t, __data.__cur_writer) == offsetof(struct qrw, cur_writer), "cur_writer");
 _Static_assert(offsetof(pthread_rwlock_t, __data.__shared) == offsetof(struct qrw, shared), "shared");
+#ifdef __x86_64__ /* x86-64 names the bytes __rwelision, __pad1[7]; 64-bit generic __pad1 */
 _Static_assert(offsetof(pthread_rwlock_t, __data.__rwelision) == offsetof(struct qrw, rt_writers), "rt_writers");
+#else
+_Static_assert(offsetof(pthread_rwlock_t, __data.__pad1) == offsetof(struct qrw, rt_writers), "rt_writers");
+#endif
 _Static_assert(offsetof(pthread_rwlock_t, __data.__pad2) == offsetof(struct qrw, writer), "writer");
 _Static_assert(offsetof(pthread_rwlock_t, __data.__flags) == offsetof(struct qrw, flags), "flags");
 

@@ -26,6 +26,7 @@
  * cmpxchg loop that changes only that part).  This is strictly stronger,
  * so a lock correct in this mode is checked by model checkers that reject
  * mixed-size accesses, and the fast mode differs only in access size.
+ * QLOCK_MODEL (core/model.h) implies it.
  *
  * Stand-alone fences (qa_smp_mb & co.) exist for completeness, but
  * ThreadSanitizer does not model them: lock code should put ordering on
@@ -36,6 +37,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "model.h"
 
 /* ---- plain loads and stores ------------------------------------------ */
 
@@ -103,6 +106,7 @@
 
 /* add_return: the new value, as the kernel's atomic_add_return*. */
 #define qa_add_return(p, v)          __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
+#define qa_add_return_relaxed(p, v)  __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
 #define qa_add_return_acquire(p, v)  __atomic_add_fetch((p), (v), __ATOMIC_ACQUIRE)
 #define qa_add_return_release(p, v)  __atomic_add_fetch((p), (v), __ATOMIC_RELEASE)
 #define qa_sub_return_release(p, v)  __atomic_sub_fetch((p), (v), __ATOMIC_RELEASE)
@@ -134,7 +138,9 @@
 
 static inline __attribute__((always_inline)) void qa_cpu_relax(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(QLOCK_UNDER_GENMC)
+	/* Nothing: GenMC cuts side-effect-free spin loops by itself. */
+#elif defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
 #elif defined(__aarch64__)
 	__asm__ __volatile__("yield" ::: "memory");
@@ -200,24 +206,33 @@ static inline type qa_u##bits##_cmpxchg_release(uint32_t *w, unsigned shift,   \
 
 #else /* QLOCK_WORD_ATOMICS_ONLY: the same operations on the whole word */
 
-/* Replace one part of *w, leaving the rest as it is: one cmpxchg loop. */
+/*
+ * Replace one part of *w, leaving the rest as it is: one cmpxchg loop.
+ * Each try reads the word afresh rather than retrying with the value a
+ * failed cmpxchg returned: a failed try then has no effect at all, which
+ * is what model checkers' spin-loop reductions (GenMC's) assume of a loop.
+ */
 #define QA__WORD_SET(w, shift, mask, v, order_s, order_f) __extension__({      \
-	uint32_t qa__o = qa_read(w);                                           \
-	while (!qa__try_cmpxchg((w), &qa__o,                                   \
-				qa__with_part(qa__o, shift, mask, v),          \
-				order_s, order_f))                             \
-		;                                                              \
+	uint32_t qa__o;                                                        \
+	do {                                                                   \
+		qa__o = qa_read(w);                                            \
+	} while (!qa__try_cmpxchg((w), &qa__o,                                 \
+				  qa__with_part(qa__o, shift, mask, v),        \
+				  order_s, order_f));                          \
 	qa__o;                                                                 \
 })
 
 /* Compare one part of *w with o and replace it by n, as a part cmpxchg. */
 #define QA__WORD_CMPXCHG(w, shift, mask, o, n, order_s, order_f) __extension__({ \
-	uint32_t qa__o = qa_read(w);                                             \
+	uint32_t qa__o;                                                          \
 	uint32_t qa__r;                                                          \
 	for (;;) {                                                               \
+		qa__o = qa_read(w);                                              \
 		qa__r = qa__part(qa__o, shift, mask);                            \
-		if (qa__r != (uint32_t)(o))                                      \
+		if (qa__r != (uint32_t)(o)) {                                    \
+			qc_model_step();                                         \
 			break;                                                   \
+		}                                                                \
 		if (qa__try_cmpxchg((w), &qa__o,                                 \
 				    qa__with_part(qa__o, shift, mask, n),        \
 				    order_s, order_f))                           \

@@ -2,31 +2,33 @@
 #include "futex.h"
 
 #include <errno.h>
+#ifdef QLOCK_MODEL
+#include <assert.h>
+#endif
+#ifndef QLOCK_MODEL
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#endif
 
 bool qc_timespec_valid(const struct timespec *ts)
 {
 	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000L;
 }
 
+static uint64_t timespec_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+#ifndef QLOCK_MODEL
+
 uint64_t qc_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-struct timespec qc_deadline_in(uint64_t ns)
-{
-	uint64_t t = qc_now_ns() + ns;
-	struct timespec ts = {
-		.tv_sec = (time_t)(t / 1000000000u),
-		.tv_nsec = (long)(t % 1000000000u),
-	};
-	return ts;
+	return timespec_ns(&ts);
 }
 
 bool qc_deadline_passed(const struct timespec *abs, clockid_t clk)
@@ -36,6 +38,52 @@ bool qc_deadline_passed(const struct timespec *abs, clockid_t clk)
 	clock_gettime(clk, &now);
 	return now.tv_sec > abs->tv_sec ||
 	       (now.tv_sec == abs->tv_sec && now.tv_nsec >= abs->tv_nsec);
+}
+
+#else /* QLOCK_MODEL */
+
+/*
+ * The model clock (core/model.h): per thread, the same for both clocks.
+ * A timed futex wait that times out moves it to the deadline, so a lock
+ * that then looks at the clock agrees with the futex.  Run as a test it
+ * also advances 1 ns per reading, so every spin budget runs out; under
+ * GenMC it stands still, since a loop that stores (even to its own clock)
+ * is no longer an idle spin the checker can cut: budgets of 0 expire at
+ * once, longer ones never, and the awaited condition ends the spin.
+ */
+static __thread uint64_t model_now;
+
+uint64_t qc_now_ns(void)
+{
+#ifdef QLOCK_UNDER_GENMC
+	return model_now;
+#else
+	return ++model_now;
+#endif
+}
+
+bool qc_deadline_passed(const struct timespec *abs, clockid_t clk)
+{
+	(void)clk;
+	return qc_now_ns() >= timespec_ns(abs);
+}
+
+static void model_sleep_until(const struct timespec *abs)
+{
+	if (model_now < timespec_ns(abs))
+		model_now = timespec_ns(abs);
+}
+
+#endif /* QLOCK_MODEL */
+
+struct timespec qc_deadline_in(uint64_t ns)
+{
+	uint64_t t = qc_now_ns() + ns;
+	struct timespec ts = {
+		.tv_sec = (time_t)(t / 1000000000u),
+		.tv_nsec = (long)(t % 1000000000u),
+	};
+	return ts;
 }
 
 static int check_deadline(const struct timespec *abs, clockid_t clk)
@@ -49,7 +97,7 @@ static int check_deadline(const struct timespec *abs, clockid_t clk)
 	return 0;
 }
 
-#ifndef QLOCK_FUTEX_MODEL
+#ifndef QLOCK_MODEL
 
 int qc_futex_wait(uint32_t *uaddr, uint32_t val, const struct timespec *abs,
 		  clockid_t clk, enum qc_class c, enum qc_op op)
@@ -103,41 +151,158 @@ int qc_futex_cmp_requeue(uint32_t *uaddr, uint32_t val, int nr_wake,
 	return (int)r;
 }
 
-#else /* QLOCK_FUTEX_MODEL */
+#else /* QLOCK_MODEL */
+
+/*
+ * The futex model, as the kernel does it: a hash-bucket lock serialises
+ * the waiter's check of the word with its queueing and the wakers' scans
+ * of the queue.  So a waker that changed the word before waking either
+ * finds the waiter queued or the waiter finds the new word, and does not
+ * sleep.  Each thread has one queue entry: the address it sleeps on, or
+ * NULL.  A queued waiter returns only when a wake clears its entry or,
+ * timed, when it withdraws the entry itself first: a lost wake-up leaves
+ * it blocked for ever, which GenMC reports with -check-liveness.  Wakes
+ * pick sleepers in thread order, not FIFO; there are no spurious wake-ups.
+ * What the bucket lock orders is the futex's business: callers still
+ * re-read their word with acquire, as with the real system call.
+ */
+static uint32_t model_bucket;
+static uint32_t *model_sleeping_on[QC_MODEL_THREADS];
+static uint32_t model_awake = 1; /* main (core/model.h) */
+
+/* A subtraction as such: GenMC 0.10.3 does not wrap a 32-bit add of
+ * 2^32 - 1 around. */
+void qc_model_awake_add(int n)
+{
+#ifdef QLOCK_UNDER_GENMC
+	(void)n; /* unused by the checker's sleep, see qc_futex_wait() */
+	return;
+#endif
+	if (n < 0)
+		qa_fetch_sub_relaxed(&model_awake, (uint32_t)-n);
+	else
+		qa_fetch_add_relaxed(&model_awake, (uint32_t)n);
+}
+
+static void model_bucket_lock(void)
+{
+	uint32_t free_ = 0;
+
+	while (!qa_try_cmpxchg_acquire(&model_bucket, &free_, 1))
+		free_ = 0;
+}
+
+static void model_bucket_unlock(void)
+{
+	qa_write_release(&model_bucket, 0);
+}
+
+/* Under the bucket lock: withdraw our entry, false if a wake took it. */
+static bool model_withdraw(uint32_t **entry)
+{
+	bool queued = qa_read(entry) != 0;
+
+	if (queued)
+		qa_write(entry, (uint32_t *)0);
+	return queued;
+}
 
 int qc_futex_wait(uint32_t *uaddr, uint32_t val, const struct timespec *abs,
 		  clockid_t clk, enum qc_class c, enum qc_op op)
 {
+	int self = qc_model_self();
+	uint32_t **entry = &model_sleeping_on[self];
 	int err = check_deadline(abs, clk);
 
 	if (err)
 		return err;
 	qc_fx_add(c, op, QC_FX_WAIT, 1);
-	while (qa_read_acquire(uaddr) == val) {
-		if (abs && qc_deadline_passed(abs, clk))
-			return ETIMEDOUT;
-		qa_cpu_relax();
+	model_bucket_lock();
+	if (qa_read(uaddr) != val) {
+		model_bucket_unlock();
+		return 0;
 	}
+	qa_write(entry, uaddr);
+	qc_model_awake_add(-1);
+	model_bucket_unlock();
+	if (abs) {
+		/* Time out at any point the other threads have reached:
+		 * the checker explores the wakes before and after this. */
+		bool timed_out;
+
+		model_bucket_lock();
+		timed_out = model_withdraw(entry);
+		if (timed_out)
+			qc_model_awake_add(1);
+		model_bucket_unlock();
+		if (!timed_out)
+			return 0;
+		model_sleep_until(abs);
+		return ETIMEDOUT;
+	}
+#ifdef QLOCK_UNDER_GENMC
+	/*
+	 * Asleep until a wake clears the entry (read compared with 0 only:
+	 * GenMC turns the loop into an assume).  A lost wake-up leaves the
+	 * execution blocked.  Reading model_awake here too would report it
+	 * as an error, but costs 70 times the executions (every order of the
+	 * counter's updates), so the checker leaves that to the test runs.
+	 */
+	while (qa_read(entry))
+		;
+#else
+	/* Asleep until a wake clears the entry, or nobody is left to do it. */
+	while (qa_read(entry) && qa_read(&model_awake))
+		qc_model_relax();
+	assert(!qa_read(entry) &&
+	       "lost wake-up: every other thread sleeps or has returned");
+#endif
+	qc_model_step(); /* see core/model.h */
 	return 0;
+}
+
+/* Under the bucket lock: wake up to nr sleepers on uaddr, or move them to
+ * `to` if not NULL. */
+static int model_wake(uint32_t *uaddr, int nr, uint32_t *to)
+{
+	int n = 0;
+
+	for (int i = 0; i < QC_MODEL_THREADS && n < nr; i++) {
+		if (qa_read(&model_sleeping_on[i]) == uaddr) {
+			qa_write(&model_sleeping_on[i], to);
+			if (!to)
+				qc_model_awake_add(1);
+			n++;
+		}
+	}
+	return n;
 }
 
 int qc_futex_wake(uint32_t *uaddr, int nr, enum qc_class c, enum qc_op op)
 {
-	(void)uaddr;
-	(void)nr;
+	int n;
+
 	qc_fx_add(c, op, QC_FX_WAKE, 1);
-	return 0;
+	model_bucket_lock();
+	n = model_wake(uaddr, nr, (uint32_t *)0);
+	model_bucket_unlock();
+	return n;
 }
 
 int qc_futex_cmp_requeue(uint32_t *uaddr, uint32_t val, int nr_wake,
 			 uint32_t *uaddr2, int nr_requeue, enum qc_class c,
 			 enum qc_op op)
 {
-	(void)uaddr2;
-	(void)nr_requeue;
-	if (qa_read(uaddr) != val)
-		return -1;
-	return qc_futex_wake(uaddr, nr_wake, c, op);
+	int n = -1;
+
+	qc_fx_add(c, op, QC_FX_WAKE, 1);
+	model_bucket_lock();
+	if (qa_read(uaddr) == val) {
+		n = model_wake(uaddr, nr_wake, (uint32_t *)0);
+		n += model_wake(uaddr, nr_requeue, uaddr2);
+	}
+	model_bucket_unlock();
+	return n;
 }
 
-#endif /* QLOCK_FUTEX_MODEL */
+#endif /* QLOCK_MODEL */

@@ -10,10 +10,10 @@
  * CLOCK_MONOTONIC or CLOCK_REALTIME) has passed, and EINVAL for a
  * malformed deadline or an unsupported clock.  abs == NULL waits forever.
  *
- * QLOCK_FUTEX_MODEL replaces the system calls with a portable model for
- * model checkers: wait spins until the word differs from `val` (or the
- * deadline passes), wake does nothing.  A lock that is correct with the
- * model never relies on a wake-up it did not ask for.
+ * QLOCK_MODEL (core/model.h) replaces the system calls and the clock with
+ * a model for model checkers (futex.c): a queued waiter returns only when
+ * a wake reaches it or, timed, when it times out, so a lost wake-up
+ * blocks it for ever, as it would a real sleeper.
  */
 #ifndef QLOCK_CORE_FUTEX_H
 #define QLOCK_CORE_FUTEX_H

@@ -104,7 +104,7 @@ static inline uint32_t osq_slot1(const struct osq_node *node)
 static inline void osq_relax(unsigned *n)
 {
 	if (++*n % OSQ_YIELD_AFTER == 0) {
-#ifndef QLOCK_FUTEX_MODEL
+#ifndef QLOCK_MODEL
 		sched_yield();
 #endif
 	}
@@ -174,7 +174,11 @@ bool qc_osq_lock(struct qc_osq *osq, uint64_t deadline_ns)
 	 * initialisation to the successor that reads tail and links itself
 	 * into node->next.
 	 */
+#ifndef QLOCK_MUTATE_OSQ
 	old = qa_xchg(&osq->tail, osq_slot1(node));
+#else /* model-check mutation (tests/model): must be caught */
+	old = qa_xchg_relaxed(&osq->tail, osq_slot1(node));
+#endif
 	if (old == 0)
 		return true;
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include "slot.h"
 
-#include <pthread.h>
 #include <stdint.h>
+#ifndef QLOCK_MODEL
+#include <pthread.h>
+#endif
 
 #include "qlock/qlock.h"
 
@@ -10,10 +12,11 @@ __thread int qc_slot_plus1 __attribute__((tls_model("initial-exec")));
 
 #define WORDS ((QLOCK_MAX_THREADS + 63) / 64)
 
-static uint64_t slot_map[WORDS];
 static int slot_limit = QLOCK_MAX_THREADS;
 static int slot_count;
 
+#ifndef QLOCK_MODEL
+static uint64_t slot_map[WORDS];
 static pthread_key_t slot_key;
 static pthread_once_t slot_key_once = PTHREAD_ONCE_INIT;
 
@@ -67,6 +70,21 @@ int qc_slot_acquire(void)
 	qc_slot_plus1 = s + 1;
 	return s;
 }
+
+#else /* QLOCK_MODEL: the slot is the model thread index, kept for good */
+
+int qc_slot_acquire(void)
+{
+	int s = qc_model_self();
+
+	if (s >= qa_read(&slot_limit))
+		return -1;
+	qa_fetch_add_relaxed(&slot_count, 1);
+	qc_slot_plus1 = s + 1;
+	return s;
+}
+
+#endif /* QLOCK_MODEL */
 
 int qc_slot_limit(void)
 {

@@ -62,6 +62,8 @@ QLOCK_API long qlock_tune_get(enum qlock_tunable t)
 	}
 }
 
+#ifndef QLOCK_MODEL /* a model program reads no environment */
+
 /* A malformed value is ignored: a lock library must not abort start-up. */
 static void env_tunable(const char *name, enum qlock_tunable t)
 {
@@ -96,3 +98,5 @@ __attribute__((constructor)) void qc_tune_init_from_env(void)
 						QLOCK_MAX_THREADS : (int)n);
 	}
 }
+
+#endif /* QLOCK_MODEL */

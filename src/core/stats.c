@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "stats.h"
 
-#include <pthread.h>
 #include <string.h>
+#ifndef QLOCK_MODEL
+#include <pthread.h>
 #include <sys/mman.h>
+#endif
 
 __thread struct qc_stats_block *qc_stats_self
 	__attribute__((tls_model("initial-exec")));
@@ -13,8 +15,10 @@ static struct qc_stats_block *all_blocks;
 /* Counts of threads that have exited. */
 static struct qc_class_stats exited[QC_NR_CLASSES];
 
+#ifndef QLOCK_MODEL
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+#endif
 
 static void fold_into(struct qc_class_stats *dst,
 		      const struct qc_class_stats *src, int atomically)
@@ -35,13 +39,15 @@ static void fold_into(struct qc_class_stats *dst,
 	}
 }
 
-static void zero_block(struct qc_stats_block *b)
+static inline void zero_block(struct qc_stats_block *b)
 {
 	uint64_t *p = (uint64_t *)b->cls;
 
 	for (size_t i = 0; i < sizeof(b->cls) / (sizeof(uint64_t)); i++)
 		qa_write(&p[i], 0);
 }
+
+#ifndef QLOCK_MODEL
 
 /* Thread exit: keep the counts, give the block to the next new thread. */
 static void stats_detach(void *arg)
@@ -92,6 +98,25 @@ found:
 	(void)pthread_setspecific(exit_key, b);
 	return b;
 }
+
+#else /* QLOCK_MODEL: one block per model thread, kept after it exits */
+
+struct qc_stats_block *qc_stats_attach(void)
+{
+	static struct qc_stats_block blocks[QC_MODEL_THREADS];
+	struct qc_stats_block *b = &blocks[qc_model_self()];
+
+	if (!b->in_use) {
+		b->in_use = 1;
+		b->next = qa_read(&all_blocks);
+		while (!qa_try_cmpxchg_release(&all_blocks, &b->next, b))
+			;
+	}
+	qc_stats_self = b;
+	return b;
+}
+
+#endif /* QLOCK_MODEL */
 
 void qc_stats_read(enum qc_class c, struct qc_class_stats *out)
 {

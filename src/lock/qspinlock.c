@@ -121,6 +121,16 @@ _Static_assert(QLOCK_MAX_THREADS <= QS_TAIL_SLOT_MAX,
 
 enum qs_state { QS_RUNNING = 0, QS_HALTED = 1 };
 
+/* Give the CPU to a thread we wait for (a model checker has no scheduler). */
+static inline void qs_yield(void)
+{
+#ifndef QLOCK_MODEL
+	sched_yield();
+#else
+	qc_model_relax();
+#endif
+}
+
 struct qs_node {
 	struct qs_node *next; /* successor in the queue */
 	uint32_t locked;      /* 1: you are the queue head (MCS hand-over) */
@@ -407,7 +417,7 @@ static void qs_lock_no_node(uint32_t *w, const enum qs_variant var)
 				return;
 			qa_cpu_relax();
 		}
-		sched_yield();
+		qs_yield();
 	}
 }
 
@@ -519,7 +529,7 @@ queue:
 
 		while (!(next = qa_read_acquire(&node->next))) {   /* O4 */
 			if (QS_PARKS(var) && ++spins > qc_spin_limit())
-				sched_yield();
+				qs_yield();
 			else
 				qa_cpu_relax();
 		}
@@ -628,7 +638,11 @@ static __attribute__((noinline)) void qs_unlock_slow(uint32_t *w, uint32_t old)
  */
 QLOCK_API void qlock_spin_unlock(qlock_spinlock_t *lock)
 {
+#ifndef QLOCK_MUTATE_QSPINLOCK
 	uint32_t old = qa_fetch_sub_release(&lock->val, QS_LOCKED_VAL);
+#else /* model-check mutation (tests/model): must be caught */
+	uint32_t old = qa_fetch_sub_relaxed(&lock->val, QS_LOCKED_VAL);
+#endif
 
 	if (qa_likely((old & QS_LOCKED_MASK) == QS_LOCKED_VAL)) {
 		qc_test_released(lock);
@@ -640,7 +654,11 @@ QLOCK_API void qlock_spin_unlock(qlock_spinlock_t *lock)
 /* Native: one release store of the locked byte (O1). */
 void qs_unlock_spin_only(qlock_spinlock_t *lock)
 {
+#ifndef QLOCK_MUTATE_QSPINLOCK
 	qa_u8_write_release(&lock->val, QS_LOCKED_OFFSET, 0);
+#else /* model-check mutation (tests/model): must be caught */
+	qa_u8_write(&lock->val, QS_LOCKED_OFFSET, 0);
+#endif
 }
 
 QLOCK_API bool qlock_spin_is_locked(qlock_spinlock_t *lock)

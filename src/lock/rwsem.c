@@ -939,7 +939,11 @@ static inline int do_down_read(qlock_rwsem_t *sem, const struct timespec *abs,
 			       clockid_t clk, bool front)
 {
 	/* Acquire pairs with the release of the last writer's unlock. */
+#ifndef QLOCK_MUTATE_RWSEM
 	uint32_t c = qa_add_return_acquire(&sem->count, READER_BIAS);
+#else /* model-check mutation (tests/model): must be caught */
+	uint32_t c = qa_add_return_relaxed(&sem->count, READER_BIAS);
+#endif
 
 	if (qa_likely(!(c & READ_FAILED_MASK))) {
 		set_reader_owned(sem);

@@ -55,10 +55,12 @@
  *     WAITERS: stealing stops, and the owner's unlock writes the top
  *     waiter's tid into the word instead of freeing it.
  */
+#ifndef QLOCK_MODEL
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#endif
 
 #include "core/misuse.h"
 #include "lock/tp_internal.h"
@@ -69,6 +71,8 @@
 #define CLS      QC_CLASS_tp_mutex
 
 __thread uint32_t tp_tid_cache __attribute__((tls_model("initial-exec")));
+
+#ifndef QLOCK_MODEL
 
 static void tp_atfork_child(void)
 {
@@ -89,6 +93,16 @@ uint32_t tp_tid_slow(void)
 	return tp_tid_cache;
 }
 
+#else /* QLOCK_MODEL: no gettid() or fork; a thread's id is its index + 1 */
+
+uint32_t tp_tid_slow(void)
+{
+	tp_tid_cache = (uint32_t)qc_model_self() + 1;
+	return tp_tid_cache;
+}
+
+#endif /* QLOCK_MODEL */
+
 QLOCK_API uint32_t qlock_tp_self_tid(void)
 {
 	return tp_self_tid();
@@ -102,7 +116,11 @@ static inline bool steal(qlock_tp_mutex_t *m, uint32_t tid)
 	if ((v & TID_MASK) || qa_read(&m->handoff))
 		return false;
 	/* Acquire: pairs with the release of the last unlock. */
+#ifndef QLOCK_MUTATE_TP_MUTEX
 	return qa_cmpxchg_acquire(&m->val, v, tid) == v;
+#else /* model-check mutation (tests/model): must be caught */
+	return qa_cmpxchg_relaxed(&m->val, v, tid) == v;
+#endif
 }
 
 /*

@@ -101,7 +101,11 @@ static inline bool read_try(qlock_tp_rwlock_t *rw, bool check_handoff)
 		if (check_handoff && qa_read(&rw->handoff))
 			return false;
 		/* Acquire: pairs with the release of the last unlock. */
+#ifndef QLOCK_MUTATE_TP_RWLOCK
 		if (qa_try_cmpxchg_acquire(&rw->val, &v, n))
+#else /* model-check mutation (tests/model): must be caught */
+		if (qa_try_cmpxchg_relaxed(&rw->val, &v, n))
+#endif
 			return true;
 	}
 	return false;

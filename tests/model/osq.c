@@ -5,16 +5,17 @@
  * hangs) and one that gives up at its first deadline check whenever it has
  * to queue (deadline 0), which drives the unqueue steps A, B and C against
  * the others' lock and unlock.  Holders update plain data and check they
- * are alone; the totals are checked after the joins.
+ * are alone; the totals are checked after the joins.  Mutation: the tail
+ * exchange made relaxed.
+ *
+ * modelcheck: -unroll=3
  */
-#include <assert.h>
-#include <pthread.h>
-#include <stdbool.h>
-#include <stdint.h>
+#include "model_core.h"
 
-#include "core/osq.h"
+#include "core/osq.c"
 
-enum { ITERS = 2 };
+
+enum { ITERS = MODEL_ITERS(1, 2) };
 
 static struct qc_osq osq = QC_OSQ_INIT;
 static int inside, held;
@@ -39,13 +40,11 @@ static void *spinner(void *arg)
 
 int main(void)
 {
-	pthread_t t[3];
 
-	assert(!pthread_create(&t[0], NULL, spinner, &osq));
-	assert(!pthread_create(&t[1], NULL, spinner, &osq));
-	assert(!pthread_create(&t[2], NULL, spinner, NULL));
-	for (int i = 0; i < 3; i++)
-		assert(!pthread_join(t[i], NULL));
+	model_spawn(spinner, &osq);
+	model_spawn(spinner, &osq);
+	model_spawn(spinner, NULL);
+	model_join_all();
 	assert(held >= 2 * ITERS && held <= 3 * ITERS);
 	assert(osq.tail == 0);
 	return 0;

@@ -1,23 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Model-check harness for the queued rwlock: one writer and two readers
- * (one of them also tries read_trylock), two iterations each, plain data
- * protected by the lock, assert, no I/O.  Built against the library copy
- * with QLOCK_WORD_ATOMICS_ONLY (the writer-byte cmpxchg and stores become
- * whole-word cmpxchg loops) and the futex model.  A spin limit of 1 sends
+ * (one of them also tries read_trylock), two iterations each (one under
+ * GenMC), plain data protected by the lock, assert, no I/O.  Model build
+ * (model_core.h): the writer-byte cmpxchg and stores become whole-word
+ * cmpxchg loops.  A spin limit of 1 sends
  * the queue head to sleep almost at once, so the parking marks (SLOW,
  * W_SLEEP) and the wake-up checks of the unlocks are exercised too.
  * Every variant runs: the current layout and the two 2015 ones.
+ * Mutation: the write unlock's release made relaxed.
+ *
+ * modelcheck: -unroll=2 variants=0,1,2
  */
-#include <assert.h>
-#include <pthread.h>
-#include <stdbool.h>
+#include "model_core.h"
+
+#include "lock/qspinlock.c"
+#include "lock/qrwlock.c"
 
 #include "lock/qrwlock_variants.h"
 #include "qlock/qlock.h"
 #include "qlock/qrwlock.h"
 
-enum { ITERS = 2 };
+enum { ITERS = MODEL_ITERS(1, 2) };
 
 static qlock_rwlock_t lock = QLOCK_RWLOCK_INIT;
 static int x, y;      /* plain data: the writer keeps x == y */
@@ -102,17 +106,14 @@ static void *reader(void *arg)
 
 int main(void)
 {
-	pthread_t w, r1, r2;
 
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
-	for (variant = 0; variant < 3; variant++) {
+	for_each_variant(variant, 3) {
 		x = y = writes = 0;
-		assert(!pthread_create(&w, NULL, writer, NULL));
-		assert(!pthread_create(&r1, NULL, reader, NULL));
-		assert(!pthread_create(&r2, NULL, reader, &lock));
-		assert(!pthread_join(w, NULL));
-		assert(!pthread_join(r1, NULL));
-		assert(!pthread_join(r2, NULL));
+		model_spawn(writer, NULL);
+		model_spawn(reader, NULL);
+		model_spawn(reader, &lock);
+		model_join_all();
 		assert(writes == ITERS && x == ITERS && y == ITERS);
 		assert(lock.cnts == 0);
 		assert(!qlock_rwlock_is_contended(&lock));

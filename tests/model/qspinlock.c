@@ -2,19 +2,32 @@
 /*
  * Model-check harness for the queued spinlock: 3 threads, a few
  * iterations each, plain data protected by the lock, assert, no I/O.
- * Built against the library copy with QLOCK_WORD_ATOMICS_ONLY (so the
- * one-bit pending layout) and the futex model.  A spin limit of 1 sends
+ * Model build (model_core.h): whole-word atomics (so the one-bit pending
+ * layout) and the futex model.  A spin limit of 1 sends
  * waiters to sleep almost at once, so the parking paths (node sleep, head
- * SLOW sleep, stealing) are exercised too.
+ * SLOW sleep, stealing) are exercised too.  Mutation: the unlock's
+ * release made relaxed.
+ *
+ * modelcheck: -unroll=2 variants=0,1,2,3
  */
-#include <assert.h>
-#include <pthread.h>
+#include "model_core.h"
+
+#include "lock/qspinlock.c"
 
 #include "lock/qspinlock_variants.h"
 #include "qlock/qlock.h"
 #include "qlock/qspinlock.h"
 
-enum { THREADS = 3, ITERS = 3 };
+#ifndef QS_MODEL_ITERS
+#define QS_MODEL_ITERS 1
+#endif
+#ifndef QS_MODEL_THREADS
+#define QS_MODEL_THREADS 3
+#endif
+enum {
+	THREADS = MODEL_ITERS(QS_MODEL_THREADS, 3),
+	ITERS = MODEL_ITERS(QS_MODEL_ITERS, 3),
+};
 
 static qlock_spinlock_t lock = QLOCK_SPINLOCK_INIT;
 static int in_cs, count; /* plain data */
@@ -53,15 +66,13 @@ static void *worker(void *arg)
 
 int main(void)
 {
-	pthread_t t[THREADS];
 
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
-	for (variant = 0; variant < 4; variant++) {
+	for_each_variant(variant, 4) {
 		count = 0;
 		for (int i = 0; i < THREADS; i++)
-			assert(!pthread_create(&t[i], NULL, worker, NULL));
-		for (int i = 0; i < THREADS; i++)
-			assert(!pthread_join(t[i], NULL));
+			model_spawn(worker, NULL);
+		model_join_all();
 		assert(count == THREADS * ITERS);
 		assert(!qlock_spin_is_locked(&lock));
 	}

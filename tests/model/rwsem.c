@@ -1,26 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Model-check harness for the rwsem (src/lock/rwsem.c): one writer (its
- * second acquisition downgraded to a read lock) and two readers (one of
- * them tries down_read_trylock first), two iterations each, plain data
- * protected by the lock, assert, no I/O.  Built against the library copy
- * with the futex model (wait = spin until the word changes, wake = no-op),
- * so every sleep relies on the waker changing the waiter's own word.  A
+ * last acquisition downgraded to a read lock) and two readers (one of
+ * them tries down_read_trylock first), two iterations each (one under
+ * GenMC), plain data protected by the lock, assert, no I/O.  Model build
+ * (model_core.h): a futex sleeper returns only when a wake reaches it.  A
  * spin limit of 1 parks the wait-lock waiters almost at once, owner
  * spinning is off (the OSQ has its own harness) and the hand-off time is 0,
  * so a first waiter that finds the lock taken sets the hand-off bit at
- * once.  Both wake-up variants run.
+ * once.  Both wake-up variants run.  Mutation: down_read's acquire made
+ * relaxed.
+ *
+ * modelcheck: skip GenMC 0.10.3 does not finish it within 300 s yet (unroll 2)
  */
-#include <assert.h>
-#include <pthread.h>
-#include <stdbool.h>
-#include <stdint.h>
+#include "model_core.h"
+
+#include "core/osq.c"
+#include "lock/rwsem.c"
 
 #include "lock/rwsem_variants.h"
 #include "qlock/qlock.h"
 #include "qlock/rwsem.h"
 
-enum { ITERS = 2 };
+enum { ITERS = MODEL_ITERS(1, 2) };
 
 static qlock_rwsem_t sem = QLOCK_RWSEM_INIT;
 static int x, y;   /* plain data: the writer keeps x == y */
@@ -36,7 +38,7 @@ static void *writer(void *arg)
 		assert(x == y + 1);
 		y++;
 		writes++;
-		if (i == 1) {
+		if (i == ITERS - 1) {
 			front ? qrwsem_front_downgrade_write(&sem)
 			      : qlock_downgrade_write(&sem);
 			assert(x == y);
@@ -67,20 +69,19 @@ static void *reader(void *arg)
 
 int main(void)
 {
-	pthread_t w, r1, r2;
 
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
 	qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS, 0);
 	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, 0);
-	for (int v = 0; v < 2; v++) {
+	int v;
+
+	for_each_variant(v, 2) {
 		front = v == 1;
 		x = y = writes = 0;
-		assert(!pthread_create(&w, NULL, writer, NULL));
-		assert(!pthread_create(&r1, NULL, reader, NULL));
-		assert(!pthread_create(&r2, NULL, reader, &sem));
-		assert(!pthread_join(w, NULL));
-		assert(!pthread_join(r1, NULL));
-		assert(!pthread_join(r2, NULL));
+		model_spawn(writer, NULL);
+		model_spawn(reader, NULL);
+		model_spawn(reader, &sem);
+		model_join_all();
 		assert(writes == ITERS && x == ITERS && y == ITERS);
 		assert(sem.count == 0 && sem.wait_lock == 0);
 		assert(sem.wait_list == NULL);

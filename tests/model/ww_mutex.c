@@ -2,15 +2,16 @@
 /*
  * Model-check harness for the WW futex mutex (see docs/testing.md for the
  * convention): two lockers and one trylocker, a few iterations each, plain
- * shared data, assert.  Built with QLOCK_WORD_ATOMICS_ONLY and
- * QLOCK_FUTEX_MODEL; also runs as an ordinary test.
+ * shared data, assert.  Model build (model_core.h); also runs as an
+ * ordinary test.  Mutation: the trylock/fast-path acquire made relaxed.
+ *
+ * modelcheck:
  */
-#include <assert.h>
-#include <pthread.h>
+#include "model_core.h"
 
-#include "baseline/baseline.h"
+#include "baseline/ww_mutex.c"
 
-#define ITERS 2
+#define ITERS MODEL_ITERS(1, 2)
 
 static struct ww_mutex m;
 static int counter; /* plain: protected by m */
@@ -49,16 +50,13 @@ static void *trylocker(void *arg)
 
 int main(void)
 {
-	pthread_t t1, t2, t3;
 	int taken = 0;
 
 	ww_mutex_init(&m);
-	pthread_create(&t1, NULL, locker, NULL);
-	pthread_create(&t2, NULL, locker, NULL);
-	pthread_create(&t3, NULL, trylocker, &taken);
-	pthread_join(t1, NULL);
-	pthread_join(t2, NULL);
-	pthread_join(t3, NULL);
+	model_spawn(locker, NULL);
+	model_spawn(locker, NULL);
+	model_spawn(trylocker, &taken);
+	model_join_all();
 	assert(counter == 2 * ITERS + taken);
 	assert(m.word == 0); /* every unlock left the lock free */
 	return 0;

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The core of the library, in its model build, for a harness to include:
+ * a harness is one translation unit, so that GenMC (which checks a single
+ * file) sees the library's real sources, not copies.
+ *
+ *	#include "model_core.h"      first, before any other header
+ *	#include "lock/tp_mutex.c"   then the lock sources under test
+ *
+ * The same file builds as an ordinary test (tests/CMakeLists.txt).  Each
+ * harness also has one mutation (QLOCK_MUTATE_<NAME>, a weakened ordering
+ * or a dropped wake in the lock source) that the checker must catch.
+ */
+#ifndef QLOCK_TESTS_MODEL_CORE_H
+#define QLOCK_TESTS_MODEL_CORE_H
+
+#define QLOCK_MODEL 1
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/model.c"
+#include "core/futex.c"
+#include "core/misuse.c"
+#include "core/slot.c"
+#include "core/spin.c"
+#include "core/stats.c"
+
+/*
+ * Start and join harness threads through these, so the futex model knows
+ * who can still wake a sleeper (qc_model_awake_add in core/model.h): main
+ * counts as awake while it starts threads, not while it joins them.
+ */
+static struct model_start {
+	void *(*fn)(void *);
+	void *arg;
+	pthread_t t;
+} model_starts[QC_MODEL_THREADS];
+static int model_nstarts, model_njoined;
+
+static void *model_run(void *p)
+{
+	struct model_start *s = p;
+	void *r = s->fn(s->arg);
+
+	qc_model_awake_add(-1);
+	return r;
+}
+
+static inline void model_spawn(void *(*fn)(void *), void *arg)
+{
+	struct model_start *s;
+
+	assert(model_nstarts < QC_MODEL_THREADS - 1);
+	s = &model_starts[model_nstarts++];
+
+	s->fn = fn;
+	s->arg = arg;
+	qc_model_awake_add(1);
+	assert(!pthread_create(&s->t, NULL, model_run, s));
+}
+
+/* Join every thread started since the last call. */
+static inline void model_join_all(void)
+{
+	qc_model_awake_add(-1); /* main only waits now */
+	while (model_njoined < model_nstarts)
+		assert(!pthread_join(model_starts[model_njoined++].t, NULL));
+	qc_model_awake_add(1);
+}
+
+/*
+ * for_each_variant(v, n): as an ordinary test, a harness runs each of its
+ * n variants in turn; under GenMC, which numbers threads without reuse,
+ * one per check: MODEL_VARIANT (default 0; `make modelcheck` runs the ones
+ * the harness lists on its "modelcheck: variants=" line).
+ */
+#ifdef QLOCK_UNDER_GENMC
+#ifndef MODEL_VARIANT
+#define MODEL_VARIANT 0
+#endif
+#define for_each_variant(v, n) \
+	for ((v) = MODEL_VARIANT; (v) == MODEL_VARIANT && (v) < (n); (v) = (n))
+#else
+#define for_each_variant(v, n) for ((v) = 0; (v) < (n); (v)++)
+#endif
+
+/* Iterations: fewer under the checker, where each one multiplies the
+ * executions explored. */
+#ifdef QLOCK_UNDER_GENMC
+#define MODEL_ITERS(checked, tested) (checked)
+#else
+#define MODEL_ITERS(checked, tested) (tested)
+#endif
+
+#endif /* QLOCK_TESTS_MODEL_CORE_H */

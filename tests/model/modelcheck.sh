@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Model-checks every tests/model harness with GenMC under RC11 and IMM, and
+# each harness's mutation (QLOCK_MUTATE_<NAME>), which must be caught, then
+# prints the table.  Exit 0 only when every harness is verified under both
+# models and every mutation is reported as an error.
+#
+#   tests/model/modelcheck.sh [-j JOBS] [-o LOGDIR] [harness ...]
+#
+# A harness states its own GenMC options, and the variants to check (each
+# is one run with -DMODEL_VARIANT=v), on a line of its opening comment:
+#   " * modelcheck: -unroll=3 variants=0,1,2"
+# "modelcheck: skip REASON" keeps a harness out of the run (listed in the
+# table with its reason, not counted as a failure).
+# GENMC (default genmc) names the checker, MODELCHECK_TIMEOUT
+# (default 300) bounds one run in seconds.  Logs, with the error traces, go to LOGDIR
+# (default build/modelcheck).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+GENMC=${GENMC:-genmc}
+TIMEOUT=${MODELCHECK_TIMEOUT:-300}
+jobs=2
+logdir=$root/build/modelcheck
+
+# The options and the variants a harness lists.
+harness_flags() {
+	sed -n 's/^ \* modelcheck:\(.*\)$/\1/p' "$here/$1.c" | head -1 |
+		sed 's/variants=[0-9,]*//'
+}
+harness_variants() {
+	local v
+	v=$(sed -n 's/^ \* modelcheck:.*variants=\([0-9,]*\).*$/\1/p' "$here/$1.c" | head -1)
+	echo "${v:-0}" | tr , ' '
+}
+
+# One run: harness[:variant], model, kind (verify|mutant) -> one result line.
+run_one() {
+	local h=${1%%:*} v=${1#*:} model=$2 kind=$3 flags defs log rc t0 t1
+	local src="$here/${1%%:*}.c"
+	flags=$(harness_flags "$h")
+	defs="-DMODEL_VARIANT=$v"
+	[ "$kind" = mutant ] && defs="$defs -DQLOCK_MUTATE_$(echo "$h" | tr a-z A-Z)"
+	log="$logdir/$h-v$v-$model-$kind.log"
+	t0=$(date +%s.%N)
+	# shellcheck disable=SC2086
+	timeout "$TIMEOUT" "$GENMC" "--$model" -disable-mm-detector \
+		--disable-estimation $flags -- -I "$root/src" -I "$root/include" \
+		-I "$here" $defs "$src" >"$log" 2>&1
+	rc=$?
+	t1=$(date +%s.%N)
+	local execs blocked
+	execs=$(sed -n 's/^Number of complete executions explored: \([0-9]*\).*/\1/p' "$log" | tail -1)
+	blocked=$(sed -n 's/^Number of blocked executions seen: \([0-9]*\).*/\1/p' "$log" | tail -1)
+	printf '%s %s %s %s %s %s %.1f\n' "$1" "$model" "$kind" "$rc" \
+		"${execs:-0}" "${blocked:-0}" "$(awk "BEGIN { print $t1 - $t0 }")" >"$log.result"
+}
+
+if [ "${1:-}" = --one ]; then
+	logdir=$MODELCHECK_LOGDIR
+	run_one "$2" "$3" "$4"
+	exit 0
+fi
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	-j) jobs=$2; shift 2 ;;
+	-o) logdir=$2; shift 2 ;;
+	-*) echo "usage: $0 [-j JOBS] [-o LOGDIR] [harness ...]" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+if ! command -v "$GENMC" >/dev/null 2>&1; then
+	echo "modelcheck: $GENMC not found (install it: bash ../shared/tools/genmc/install.sh)" >&2
+	exit 2
+fi
+if [ $# -gt 0 ]; then
+	harnesses="$*"
+else
+	harnesses=$(cd "$here" && ls -- *.c | sed 's/\.c$//')
+fi
+mkdir -p "$logdir"
+rm -f "$logdir"/*.result
+
+runs=
+skipped=
+for h in $harnesses; do
+	if harness_flags "$h" | grep -q '^ *skip'; then
+		skipped="$skipped $h"
+		continue
+	fi
+	for v in $(harness_variants "$h"); do
+		runs="$runs $h:$v"
+	done
+done
+
+start=$(date +%s)
+for h in $runs; do
+	for model in rc11 imm; do
+		for kind in verify mutant; do
+			echo "$h $model $kind"
+		done
+	done
+done | MODELCHECK_LOGDIR=$logdir xargs -P "$jobs" -L 1 "$0" --one
+end=$(date +%s)
+
+status=0
+printf '%-14s %-5s %-8s %-22s %10s %8s %8s\n' harness model run result executions blocked seconds
+for h in $runs; do
+	for kind in verify mutant; do
+		for model in rc11 imm; do
+			f="$logdir/${h%%:*}-v${h#*:}-$model-$kind.log.result"
+			if [ ! -f "$f" ]; then
+				printf '%-14s %-5s %-8s %-22s\n' "$h" "$model" "$kind" "not run"
+				status=1
+				continue
+			fi
+			read -r _ _ _ rc execs blocked secs <"$f"
+			case $kind:$rc in
+			verify:0) result=verified ;;
+			verify:42) result="ERROR"; status=1 ;;
+			mutant:42) result="error (caught)" ;;
+			mutant:0) result="MISSED (no error)"; status=1 ;;
+			*:124) result="tool error (timeout)"; status=1 ;;
+			*) result="tool error (rc $rc)"; status=1 ;;
+			esac
+			run=harness
+			[ "$kind" = mutant ] && run="mutant"
+			printf '%-14s %-5s %-8s %-22s %10s %8s %8s\n' "$h" "$model" \
+				"$run" "$result" "$execs" "$blocked" "$secs"
+		done
+	done
+done
+for h in $skipped; do
+	printf '%-14s %-5s %-8s not checked:%s\n' "$h" - - \
+		"$(harness_flags "$h" | sed 's/^ *skip//')"
+done
+echo "modelcheck: $((end - start)) s wall, -j $jobs, logs in $logdir"
+exit $status

@@ -5,6 +5,15 @@
 # assumed: qemu is called explicitly, with -L for the target's ld.so).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_C_COMPILER ${QLOCK_CROSS_TRIPLE}-gcc)
+# C++ only for the tests of qlock.hpp and the peer baselines: the cross g++
+# when installed (install-deps --cross), else no C++ at all (never the
+# host's, whose objects the target's linker cannot take).
+find_program(QLOCK_CROSS_CXX ${QLOCK_CROSS_TRIPLE}-g++)
+if(QLOCK_CROSS_CXX)
+  set(CMAKE_CXX_COMPILER ${QLOCK_CROSS_CXX})
+else()
+  set(CMAKE_CXX_COMPILER ${QLOCK_CROSS_TRIPLE}-g++-not-installed)
+endif()
 set(CMAKE_FIND_ROOT_PATH /usr/${QLOCK_CROSS_TRIPLE})
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)

@@ -5,13 +5,13 @@
 #                python3-matplotlib (the plots of the `make bench` report)
 #   --ci         also clang-14 (the warning-free clang build check) and
 #                the --cross tools
-#   --cross      s390x and aarch64 cross gcc and libc, qemu-user-static
+#   --cross      s390x and aarch64 cross gcc, g++ and libc, qemu-user-static
 #                (make test-cross)
 # Best effort: without root or apt-get, or offline, it says so and exits 0,
 # and the build simply goes without the optional parts.
 set -u
 pkgs="libck-dev libabsl-dev libtbb-dev g++ python3-matplotlib"
-cross="gcc-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
+cross="gcc-s390x-linux-gnu g++-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
 [ "${1:-}" = "--ci" ] && pkgs="$pkgs clang-14 $cross"
 [ "${1:-}" = "--cross" ] && pkgs="$cross"
 

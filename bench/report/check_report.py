@@ -144,6 +144,9 @@ def check_map_section(lockbench, fixture, out):
     if "performance map" in res.stderr:
         fail("good maps complained: %r" % res.stderr)
     for path in MAPS:
+        if "report: performance map: " + path not in res.stdout:
+            fail("the terminal summary does not name map %s" % path)
+    for path in MAPS:
         with open(path) as f:
             m = json.load(f)
         title = "### Performance map against glibc (short grid%s)" % (

@@ -8,7 +8,8 @@ SVG), DIR/README.md (the same content, plots linked) and DIR/plots/*.svg,
 `lockbench report FILE.json... -o DIR` (docs/bench-report.md).
 
 Modules: report_model.py (runs, published tables, ratios, the verdict),
-report_plots.py (matplotlib), this file (the document and the command).
+report_plots.py (matplotlib), report_map.py (the `lockbench map` section),
+this file (the document and the command).
 
 The verdict rule is report_model.seed_verdict's (docs/bench-report.md).
 """
@@ -394,8 +395,10 @@ def main(argv):
         print("report: no plots: " + problem, file=sys.stderr)
     for path, _, why in maps:
         if why:
-            print("report: performance map left out: " + why,
-                  file=sys.stderr)
+            print("report: performance map left out: %s (`make map` writes "
+                  "one)" % why, file=sys.stderr)
+        else:
+            print("report: performance map: " + path)
     print("report: %s (also README.md%s)" % (index,
                                             "" if problem else ", plots/"))
     return 0

@@ -230,7 +230,7 @@ def add_maps(doc, maps):
     """maps: [(path, document or None, problem or None)]."""
     if not maps:
         doc.p("No performance map: `make map` writes one to "
-              "`build/map-short.json` (about 4 minutes), which the next "
+              "`build/map-short.json` (3-4 minutes), which the next "
               "`make bench` shows here (docs/bench-report.md).")
     for path, m, problem in maps:
         if m is None:

@@ -137,6 +137,35 @@ def check_map_family(m, family, md, page):
         fail("README.md lacks the A/A noise line %r" % noise)
 
 
+def check_map_nulls():
+    """A lock that made no progress in any rep has null figures (docs/
+    performance.md): the map is still valid and its cells show '-'."""
+    sys.path.insert(0, HERE)
+    import qlock_report
+    import report_map
+    with open(MAPS[0]) as f:
+        m = json.load(f)
+    cell = [c for c in m["cells"] if c["family"] == "mutex"][-1]
+    stuck = cell["locks"][2]
+    for key in ("kops", "ratio_to_glibc", "slowest_share", "wait_p99_ns"):
+        stuck[key] = None
+    try:
+        report_map.check_map(m)
+    except ValueError as err:
+        fail("a map with a lock that made no progress is refused: %s" % err)
+    doc = qlock_report.Doc()
+    report_map.add_map_section(doc, MAPS[0], m)
+    md = doc.markdown()
+    doc.html(None)
+    rows = [[c.strip() for c in r.strip("|").split("|")]
+            for r in md.splitlines()
+            if r.startswith("| " + report_map.cell_label(cell) + " |")]
+    # heat table: no glibc column; share: glibc first; p99: glibc's ns
+    where = [2, 3, 3]
+    if len(rows) != 3 or any(r[i] != "-" for r, i in zip(rows, where)):
+        fail("the stuck lock's cells are not '-': %r" % rows)
+
+
 def check_map_section(lockbench, fixture, out):
     """The map section renders both committed maps; a missing, malformed
     or foreign map file is one line on stderr and a note in the report."""
@@ -179,6 +208,7 @@ def check_map_section(lockbench, fixture, out):
 
 def main(lockbench, fixture, out):
     check_verdict_rule()
+    check_map_nulls()
     check_map_section(lockbench, fixture, out + "-map")
     res, md, page = report(lockbench, fixture, out, [])
     if "matplotlib is not installed" in res.stderr:

@@ -19,6 +19,7 @@ CONTROL = "glibc-again"
 # The map's own unfairness mark (bench/map_out.c): a slowest thread below
 # this share of the mean rate is flagged '!'.
 STARVED_SHARE = 0.30
+AXES = ("threads", "cs_pauses", "gap_pauses")
 
 HEAT_CSS = """
 td.heat-win2 { background: #7fc97f; } td.heat-win1 { background: #ccebc5; }
@@ -58,11 +59,19 @@ def check_map(doc):
         if not isinstance(locks, list) or not locks or \
                 c.get("family") not in ("mutex", "rwlock"):
             raise MapError("cell %d has no family or no locks" % i)
+        axes = AXES + (("read_pct",) if c["family"] == "rwlock" else ())
+        for axis in axes:
+            if not isinstance(c.get(axis), int):
+                raise MapError("cell %d has no %s" % (i, axis))
         for lk in locks:
-            r = lk.get("ratio_to_glibc") if isinstance(lk, dict) else None
-            if not isinstance(r, dict) or \
-                    not isinstance(r.get("med"), (int, float)):
-                raise MapError("cell %d: a lock without ratio_to_glibc" % i)
+            if not isinstance(lk, dict) or "lock" not in lk:
+                raise MapError("cell %d: a lock without a name" % i)
+            # null: no rep had the figure (a lock that made no progress)
+            r = lk.get("ratio_to_glibc")
+            if r is not None and not (isinstance(r, dict) and isinstance(
+                    r.get("med"), (int, float))):
+                raise MapError("cell %d: %s's ratio_to_glibc is not "
+                               "{med, min, max, n}" % (i, lk["lock"]))
 
 
 # ---- the numbers ---------------------------------------------------------

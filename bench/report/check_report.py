@@ -166,12 +166,27 @@ def check_map_nulls():
         fail("the stuck lock's cells are not '-': %r" % rows)
 
 
-def check_map_section(lockbench, fixture, out):
-    """The map section renders both committed maps; a missing, malformed
-    or foreign map file is one line on stderr and a note in the report."""
-    res, md, page = report(lockbench, fixture, out, MAPS)
-    if "performance map" in res.stderr:
-        fail("good maps complained: %r" % res.stderr)
+def bad_maps(out):
+    """A missing, a truncated and a foreign map file, under out."""
+    os.makedirs(out, exist_ok=True)
+    inputs = {"absent.json": None, "truncated.json": '{"schema": "qlock',
+              "foreign.json": '{"schema": "qlock-lockbench/1", "cells": []}'}
+    paths = []
+    for name, text in inputs.items():
+        paths.append(os.path.join(out, name))
+        if text is None:
+            if os.path.exists(paths[-1]):
+                os.remove(paths[-1])
+        else:
+            with open(paths[-1], "w") as f:
+                f.write(text)
+    return paths
+
+
+def check_map_section(res, md, page, bad):
+    """The report was given both committed maps and the bad ones: each
+    good map is a section, named in the terminal summary; each bad one is
+    one line on stderr naming it and a sentence in the report."""
     for path in MAPS:
         if "report: performance map: " + path not in res.stdout:
             fail("the terminal summary does not name map %s" % path)
@@ -185,32 +200,29 @@ def check_map_section(lockbench, fixture, out):
         section = md.split(title)[1].split("\n### ")[0]
         for family in ("mutex", "rwlock"):
             check_map_family(m, family, section, page)
-    bad = os.path.join(out + "-inputs")
-    os.makedirs(bad, exist_ok=True)
-    inputs = {"absent.json": None, "truncated.json": '{"schema": "qlock',
-              "foreign.json": '{"schema": "qlock-lockbench/1", "cells": []}'}
-    paths = []
-    for name, text in inputs.items():
-        paths.append(os.path.join(bad, name))
-        if text is not None:
-            with open(paths[-1], "w") as f:
-                f.write(text)
-    res, md, _ = report(lockbench, fixture, out, paths)
     lines = [ln for ln in res.stderr.splitlines()
              if "performance map" in ln]
-    if len(lines) != len(paths) or \
-            any(p not in ln for p, ln in zip(paths, lines)):
+    if len(lines) != len(bad) or \
+            any(p not in ln for p, ln in zip(bad, lines)):
         fail("bad map files: expected one line naming each of %r, got %r"
-             % (paths, res.stderr))
-    if md.count("No performance map: ") != len(paths):
+             % (bad, res.stderr))
+    if md.count("No performance map: ") != len(bad):
         fail("README.md does not say each bad map was left out")
+    sys.path.insert(0, HERE)
+    import qlock_report
+    import report_map
+    doc = qlock_report.Doc()
+    report_map.add_maps(doc, [])
+    if "No performance map: `make map`" not in doc.markdown():
+        fail("a report without --map does not say how to get a map")
 
 
 def main(lockbench, fixture, out):
     check_verdict_rule()
     check_map_nulls()
-    check_map_section(lockbench, fixture, out + "-map")
-    res, md, page = report(lockbench, fixture, out, [])
+    bad = bad_maps(out + "-bad-maps")
+    res, md, page = report(lockbench, fixture, out, MAPS + bad)
+    check_map_section(res, md, page, bad)
     if "matplotlib is not installed" in res.stderr:
         print("LOCKBENCH_SKIP: no matplotlib for the report's interpreter")
         return 0
@@ -262,8 +274,6 @@ def main(lockbench, fixture, out):
                   "command"):
         if "| %s |" % field not in md:
             fail("machine section lacks %r" % field)
-    if "No performance map: `make map`" not in md:
-        fail("a report without --map does not say how to get a map")
     print("lockbench_report: ok (%d seeds, %d plots)" % (len(pub["seeds"]),
                                                         nplots))
     return 0

@@ -170,7 +170,7 @@ def map_title(m):
 
 
 def map_params(m, path):
-    mach = m.get("machine", {})
+    mach = m.get("machine") or {}
     return ("`%s`: `lockbench map%s%s`, %s reps of %s s per lock and cell, "
             "interleaved; %s CPUs (%s), glibc %s, %s; %s s in all." % (
                 os.path.basename(path),
@@ -216,11 +216,12 @@ def add_family(doc, m, family, cells):
     doc.table(["cell", "%s p99 ns" % base] + others, rows,
               "%s: wait p99 / `%s`'s wait p99 (medians; below 1 waits "
               "less)" % (family, base))
-    floor = m.get("wait_timestamp", {}).get("cost_ns")
+    floor = (m.get("wait_timestamp") or {}).get("cost_ns")
     if floor:
-        doc.p("A wait shorter than a timestamp (%s ns here) counts as one "
-              "timestamp: p99s at that floor are uncontended, and their "
-              "ratio is 1." % fmt_num(floor))
+        doc.p("The smallest wait the map reports is the cost of its "
+              "timestamp (%s ns here: no wait), so p99s at that floor are "
+              "uncontended acquisitions and their ratio is 1."
+              % fmt_num(floor))
     doc.p(noise_line(family, cells))
 
 

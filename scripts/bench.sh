@@ -4,8 +4,11 @@
 # the seed reproduction report from it (docs/bench-report.md).
 #   sh scripts/bench.sh [LOCKBENCH ARGS]     default: seed all --short
 # Environment: BUILD_DIR (build), REPORT_DIR (report), JOBS, BUILD_TYPE,
-# CMAKE_FLAGS; BENCH_MAP: a `lockbench map` JSON for the report's machine
-# section (hook for the map subcommand, see docs/bench-report.md).  The JSON is kept as $REPORT_DIR/lockbench.json, so
+# CMAKE_FLAGS; BENCH_MAP: the `lockbench map --json` result shown in the
+# report's machine section (unset: the newest $BUILD_DIR/map*.json, which
+# `make map` writes; set but empty: none).  The map is not run here: the
+# short grid alone takes 3-4 minutes (docs/bench-report.md).  The JSON is
+# kept as $REPORT_DIR/lockbench.json, so
 # `lockbench report report/lockbench.json -o DIR` re-renders it.
 set -u
 build_dir=${BUILD_DIR:-build}
@@ -33,10 +36,19 @@ if [ $rc -ne 0 ]; then
 	exit $rc
 fi
 mv "$json.part" "$json"
+if [ -z "${BENCH_MAP+set}" ]; then
+	# shellcheck disable=SC2012 # the names are ours: map*.json
+	BENCH_MAP=$(ls -t "$build_dir"/map*.json 2>/dev/null | head -n 1)
+fi
 if ! "$build_dir/bench/lockbench" report "$json" -o "$report_dir" \
 	${BENCH_MAP:+--map "$BENCH_MAP"}; then
 	echo "bench: the run is saved in $json; once python3 (and" \
 	     "python3-matplotlib) are installed, render it with:" \
 	     "$build_dir/bench/lockbench report $json -o $report_dir" >&2
 	exit 1
+fi
+if [ -z "$BENCH_MAP" ]; then
+	echo "bench: no performance map in the report: \`make map\` writes" \
+	     "$build_dir/map-short.json (3-4 min), which the next \`make bench\`" \
+	     "shows; or BENCH_MAP=FILE make bench"
 fi

@@ -6,8 +6,11 @@ the output: every published table cell is in both README.md and index.html,
 every seed has a section and a verdict, every plot exists as a non-empty
 SVG and PNG and is inlined in the HTML, the terminal shows one line per
 seed, and the machine section is there.  Also checks the verdict rule on
-made-up ratios.  Prints LOCKBENCH_SKIP (a skip for CTest) when the report
-could not make plots because matplotlib is missing.
+made-up ratios, and the performance map section (check_map_section) with
+the committed `lockbench map` results under bench/results/ as fixtures.
+Prints LOCKBENCH_SKIP (a skip for CTest) when the report could not make
+plots because matplotlib is missing (after the map checks, which need no
+plots).
 
 usage: check_report.py LOCKBENCH FIXTURE.json OUTDIR
 """
@@ -21,6 +24,9 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+MAPS = [os.path.join(HERE, "..", "results", name) for name in
+        ("map-short-2026-11-23b-loaded.json",
+         "map-dropin-short-2026-11-23b-loaded.json")]
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")
 
 
@@ -57,22 +63,171 @@ def png_size(path):
     return struct.unpack(">II", head[16:24])
 
 
+def report(lockbench, fixture, out, maps):
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [lockbench, "report", fixture, "-o", out]
+    for m in maps:
+        cmd += ["--map", m]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        fail("%s exited %d: %s" % (" ".join(cmd), res.returncode, res.stderr))
+    with open(os.path.join(out, "README.md")) as f:
+        md = f.read()
+    with open(os.path.join(out, "index.html")) as f:
+        page = f.read()
+    return res, md, page
+
+
+def md_rows(md, caption):
+    """The body rows (lists of cells) of the README table under caption."""
+    part = md.split("*%s*" % caption, 1)
+    if len(part) != 2:
+        fail("README.md has no table %r" % caption)
+    rows = []
+    for line in part[1].strip().splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip("|").split("|")])
+    return rows
+
+
+def check_map_family(m, family, md, page):
+    cells = [c for c in m["cells"] if c["family"] == family]
+    base = "pthread-" + family
+    names = [lk["lock"] for lk in cells[0]["locks"] if lk["lock"] != base]
+    rows = md_rows(md, "%s: throughput / `%s`, median [per-rep min..max]; "
+                   "above 1 is faster than glibc" % (family, base))
+    if len(rows) != len(cells):
+        fail("%s heat table has %d rows for %d cells"
+             % (family, len(rows), len(cells)))
+    for c, row in zip(cells, rows):
+        if not row[0].startswith("%d thr, cs %d, gap %d"
+                                 % (c["threads"], c["cs_pauses"],
+                                    c["gap_pauses"])):
+            fail("%s heat row %r is not cell %r" % (family, row[0], c))
+        for lk in c["locks"]:
+            if lk["lock"] == base:
+                continue
+            r = lk["ratio_to_glibc"]
+            want = "%.2f [%.2f..%.2f]" % (r["med"], r["min"], r["max"])
+            got = row[1 + names.index(lk["lock"])]
+            if got != want:
+                fail("%s %s %s: heat cell %r, the JSON says %r"
+                     % (family, row[0], lk["lock"], got, want))
+            cls = ("heat-loss3" if r["med"] < 0.33 else
+                   "heat-win2" if r["med"] >= 1.5 else None)
+            if cls and '<td class="%s' % cls not in page:
+                fail("index.html has no %s cell for ratio %s" % (cls, want))
+    shares = md_rows(md, "%s: slowest thread's rate / the mean thread's "
+                     "(median; 1 is fair, ! below 0.30)" % family)
+    for c, row in zip(cells, shares):
+        for i, lk in enumerate(c["locks"]):
+            s = lk["slowest_share"]["med"]
+            if (s < 0.3) != row[1 + i].endswith("!"):
+                fail("%s %s %s: slowest share %s shown as %r"
+                     % (family, row[0], lk["lock"], s, row[1 + i]))
+    md_rows(md, "%s: wait p99 / `%s`'s wait p99 (medians; below 1 waits "
+            "less)" % (family, base))
+    aa = [lk["ratio_to_glibc"]["med"] for c in cells for lk in c["locks"]
+          if lk["lock"] == "glibc-again"]
+    noise = ("Noise (%s): `glibc-again` (glibc run again, against itself) "
+             "scores %.2f..%.2f over %d cells" % (family, min(aa), max(aa),
+                                                   len(aa)))
+    if noise not in md:
+        fail("README.md lacks the A/A noise line %r" % noise)
+
+
+def check_map_nulls():
+    """A lock that made no progress in any rep has null figures (docs/
+    performance.md): the map is still valid and its cells show '-'."""
+    sys.path.insert(0, HERE)
+    import qlock_report
+    import report_map
+    with open(MAPS[0]) as f:
+        m = json.load(f)
+    cell = [c for c in m["cells"] if c["family"] == "mutex"][-1]
+    stuck = cell["locks"][2]
+    for key in ("kops", "ratio_to_glibc", "slowest_share", "wait_p99_ns"):
+        stuck[key] = None
+    try:
+        report_map.check_map(m)
+    except ValueError as err:
+        fail("a map with a lock that made no progress is refused: %s" % err)
+    doc = qlock_report.Doc()
+    report_map.add_map_section(doc, MAPS[0], m)
+    md = doc.markdown()
+    doc.html(None)
+    rows = [[c.strip() for c in r.strip("|").split("|")]
+            for r in md.splitlines()
+            if r.startswith("| " + report_map.cell_label(cell) + " |")]
+    # heat table: no glibc column; share: glibc first; p99: glibc's ns
+    where = [2, 3, 3]
+    if len(rows) != 3 or any(r[i] != "-" for r, i in zip(rows, where)):
+        fail("the stuck lock's cells are not '-': %r" % rows)
+
+
+def bad_maps(out):
+    """A missing, a truncated and a foreign map file, under out."""
+    os.makedirs(out, exist_ok=True)
+    inputs = {"absent.json": None, "truncated.json": '{"schema": "qlock',
+              "foreign.json": '{"schema": "qlock-lockbench/1", "cells": []}'}
+    paths = []
+    for name, text in inputs.items():
+        paths.append(os.path.join(out, name))
+        if text is None:
+            if os.path.exists(paths[-1]):
+                os.remove(paths[-1])
+        else:
+            with open(paths[-1], "w") as f:
+                f.write(text)
+    return paths
+
+
+def check_map_section(res, md, page, bad):
+    """The report was given both committed maps and the bad ones: each
+    good map is a section, named in the terminal summary; each bad one is
+    one line on stderr naming it and a sentence in the report."""
+    for path in MAPS:
+        if "report: performance map: " + path not in res.stdout:
+            fail("the terminal summary does not name map %s" % path)
+    for path in MAPS:
+        with open(path) as f:
+            m = json.load(f)
+        title = "### Performance map against glibc (short grid%s)" % (
+            ", through the pthread drop-in" if m["dropin"] else "")
+        if title not in md or html.escape(title[4:]) not in page:
+            fail("no map section %r" % title)
+        section = md.split(title)[1].split("\n### ")[0]
+        for family in ("mutex", "rwlock"):
+            check_map_family(m, family, section, page)
+    lines = [ln for ln in res.stderr.splitlines()
+             if "performance map" in ln]
+    if len(lines) != len(bad) or \
+            any(p not in ln for p, ln in zip(bad, lines)):
+        fail("bad map files: expected one line naming each of %r, got %r"
+             % (bad, res.stderr))
+    if md.count("No performance map: ") != len(bad):
+        fail("README.md does not say each bad map was left out")
+    sys.path.insert(0, HERE)
+    import qlock_report
+    import report_map
+    doc = qlock_report.Doc()
+    report_map.add_maps(doc, [])
+    if "No performance map: `make map`" not in doc.markdown():
+        fail("a report without --map does not say how to get a map")
+
+
 def main(lockbench, fixture, out):
     check_verdict_rule()
-    shutil.rmtree(out, ignore_errors=True)
-    res = subprocess.run([lockbench, "report", fixture, "-o", out],
-                         capture_output=True, text=True)
-    if res.returncode != 0:
-        fail("lockbench report exited %d: %s" % (res.returncode, res.stderr))
+    check_map_nulls()
+    bad = bad_maps(out + "-bad-maps")
+    res, md, page = report(lockbench, fixture, out, MAPS + bad)
+    check_map_section(res, md, page, bad)
     if "matplotlib is not installed" in res.stderr:
         print("LOCKBENCH_SKIP: no matplotlib for the report's interpreter")
         return 0
     with open(os.path.join(HERE, "published.json")) as f:
         pub = json.load(f)
-    with open(os.path.join(out, "README.md")) as f:
-        md = f.read()
-    with open(os.path.join(out, "index.html")) as f:
-        page = f.read()
     summary = res.stdout.splitlines()
     for seed in pub["seeds"]:
         sid = seed["id"]

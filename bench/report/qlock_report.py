@@ -8,7 +8,8 @@ SVG), DIR/README.md (the same content, plots linked) and DIR/plots/*.svg,
 `lockbench report FILE.json... -o DIR` (docs/bench-report.md).
 
 Modules: report_model.py (runs, published tables, ratios, the verdict),
-report_plots.py (matplotlib), this file (the document and the command).
+report_plots.py (matplotlib), report_map.py (the `lockbench map` section),
+this file (the document and the command).
 
 The verdict rule is report_model.seed_verdict's (docs/bench-report.md).
 """
@@ -21,6 +22,7 @@ from report_model import (DEFAULT_THRESHOLD, Run, exp_params, figure,
                           fmt_num, fmt_ratio, fmt_ratio_spread, fmt_spread,
                           judge, load_json, row_label, seed_verdict,
                           table_rows, used_experiments)
+from report_map import HEAT_CSS, add_maps, load_map
 from report_plots import make_plots
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -93,7 +95,7 @@ figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
 .reproduced { color: #060; font-weight: bold; }
 .not-reproduced { color: #a00; font-weight: bold; }
 .inconclusive { color: #a60; font-weight: bold; }
-</style></head><body>"""
+""" + HEAT_CSS + """</style></head><body>"""
 
 
 def inline(text):
@@ -113,8 +115,19 @@ def inline(text):
     return "".join(out)
 
 
+def cell_text(c):
+    """A table cell is text or (text, css class): the class is HTML's."""
+    return c[0] if isinstance(c, tuple) else str(c)
+
+
+def html_cell(c):
+    if isinstance(c, tuple) and c[1]:
+        return '<td class="%s">%s</td>' % (c[1], inline(c[0]))
+    return "<td>%s</td>" % inline(cell_text(c))
+
+
 def md_cell(s):
-    return str(s).replace("|", "\\|")
+    return cell_text(s).replace("|", "\\|")
 
 
 def md_table(header, rows):
@@ -132,8 +145,7 @@ def html_table(header, rows, caption):
     out.append("<tr>" + "".join("<th>%s</th>" % html.escape(str(h))
                                 for h in header) + "</tr>")
     for r in rows:
-        out.append("<tr>" + "".join("<td>%s</td>" % inline(str(c))
-                                    for c in r) + "</tr>")
+        out.append("<tr>" + "".join(html_cell(c) for c in r) + "</tr>")
     out.append("</table>")
     return "\n".join(out)
 
@@ -304,32 +316,20 @@ HOST_FIELDS = [("cpu_model", "CPU model"), ("online_cpus", "online CPUs"),
                ("command", "command"), ("date", "date (UTC)")]
 
 
-def add_machine(doc, run, map_doc):
+def add_machine(doc, run, maps):
     doc.h(2, "Machine", "machine")
     header = ["", ] + [os.path.basename(p) for p, _ in run.hosts]
     body = [[label] + [str(h.get(key)) if h.get(key) is not None
                        else "unknown" for _, h in run.hosts]
             for key, label in HOST_FIELDS]
     doc.table(header, body, "Where the measured figures come from")
-    add_map(doc, map_doc)
+    add_maps(doc, maps)
 
-
-def add_map(doc, map_doc):
-    """HOOK for `lockbench map` (perf branch): its heat table goes here.
-    Until its JSON format is merged this renders the generic shape
-    {"title", "columns": [...], "rows": [{"label", "values": [...]}]}."""
-    if map_doc is None:
-        return
-    doc.h(3, map_doc.get("title", "Performance map"))
-    rows = [[r.get("label", "")] + [fmt_num(v) if isinstance(v, (int, float))
-                                    else str(v) for v in r.get("values", [])]
-            for r in map_doc.get("rows", [])]
-    doc.table([""] + list(map_doc.get("columns", [])), rows)
 
 # ---- main --------------------------------------------------------------------
 
 
-def build_doc(pub, run, plot_dir, plot_problem, map_doc, verdicts):
+def build_doc(pub, run, plot_dir, plot_problem, maps, verdicts):
     doc = Doc()
     doc.h(1, "qlock: seed reproduction report")
     doc.p("The five kernel patches qlock reproduces, each with the table it "
@@ -354,7 +354,7 @@ def build_doc(pub, run, plot_dir, plot_problem, map_doc, verdicts):
         doc.h(2, "Other experiments in the input", "other")
         for exp in others:
             add_plain_experiment(doc, exp, run)
-    add_machine(doc, run, map_doc)
+    add_machine(doc, run, maps)
     if run.notes:
         doc.p("lockbench notes: " + "; ".join(run.notes))
     return doc
@@ -369,18 +369,20 @@ def main(argv):
     ap.add_argument("-o", "--output", required=True, metavar="DIR")
     ap.add_argument("--published", default=os.path.join(HERE,
                                                         "published.json"))
-    ap.add_argument("--map", metavar="MAP.json",
-                    help="a `lockbench map` result for the machine section")
+    ap.add_argument("--map", metavar="MAP.json", action="append", default=[],
+                    help="a `lockbench map --json` result for the machine "
+                    "section (repeatable); one that is missing or malformed "
+                    "is named in one line and left out")
     args = ap.parse_args(argv)
     pub = load_json(args.published)
     run = Run(args.files)
-    map_doc = load_json(args.map) if args.map else None
+    maps = [(p,) + load_map(p) for p in args.map]
     out = args.output
     plot_dir = os.path.join(out, "plots")
     os.makedirs(out, exist_ok=True)
     verdicts = {s["id"]: seed_verdict(s, run) for s in pub["seeds"]}
     problem = make_plots(pub, run, plot_dir)
-    doc = build_doc(pub, run, plot_dir, problem, map_doc, verdicts)
+    doc = build_doc(pub, run, plot_dir, problem, maps, verdicts)
     with open(os.path.join(out, "README.md"), "w") as f:
         f.write(doc.markdown())
     with open(os.path.join(out, "index.html"), "w") as f:
@@ -391,6 +393,12 @@ def main(argv):
                                               index, s["id"]))
     if problem:
         print("report: no plots: " + problem, file=sys.stderr)
+    for path, _, why in maps:
+        if why:
+            print("report: performance map left out: %s (`make map` writes "
+                  "one)" % why, file=sys.stderr)
+        else:
+            print("report: performance map: " + path)
     print("report: %s (also README.md%s)" % (index,
                                             "" if problem else ", plots/"))
     return 0

@@ -10,10 +10,10 @@
 //   qlock::rw_semaphore        rwsem               TimedLockable, SharedTimedLockable
 //   qlock::condition_variable  TP condvar for std::unique_lock<qlock::mutex>
 //
-// Every type is non-copyable, non-movable (waiters hold its address),
-// needs no destructor and has a constexpr default constructor, so a
-// namespace-scope lock is constant-initialised (no static-init order
-// problem).  They work with std::lock_guard, std::unique_lock,
+// Every type is non-copyable, non-movable (waiters hold its address) and
+// has a constexpr default constructor, so a namespace-scope lock is
+// constant-initialised (no static-init order problem).  The locks need no
+// destructor; condition_variable has one (see there).  They work with std::lock_guard, std::unique_lock,
 // std::shared_lock, std::scoped_lock and std::condition_variable_any.
 //
 // Deadlines on std::chrono::steady_clock and system_clock go to the C
@@ -316,11 +316,20 @@ private:
 // notify_all requeues the waiters onto the mutex instead of waking them
 // all.  Waits may wake spuriously: use the predicate forms or a loop.  For
 // any other lock type use std::condition_variable_any.
+//
+// As std::condition_variable, it may be destroyed as soon as every waiter
+// has been notified: the destructor (qlock_tp_cond_destroy()) returns once
+// the woken waiters no longer touch it; they may still be waiting for the
+// mutex, which must outlive them.  A thread still blocked in a wait when
+// the destructor runs (undefined in C++; e.g. a namespace-scope one at
+// exit) is woken, and its next wait on it is a misuse (reported, see
+// qlock_set_misuse_handler()).
 class condition_variable : detail::lock_base {
 public:
 	using native_handle_type = qlock_tp_cond_t *;
 
 	constexpr condition_variable() noexcept : c_{} {}
+	~condition_variable() { qlock_tp_cond_destroy(&c_); }
 
 	void notify_one() noexcept { qlock_tp_cond_signal(&c_); }
 	void notify_all() noexcept { qlock_tp_cond_broadcast(&c_); }

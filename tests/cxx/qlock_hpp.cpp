@@ -336,6 +336,34 @@ static void condition_variable_timeouts()
 	t.join();
 }
 
+// A wait on a condition variable whose C object was destroyed (what a
+// thread still blocked when the destructor runs comes back to) is a
+// misuse: reported, and thrown when the handler returns, instead of a
+// silent return that would make a predicate loop spin.
+static std::atomic<int> misuse_reports;
+static void count_misuse(const char *, const char *, const void *)
+{
+	misuse_reports++;
+}
+
+static void condition_variable_wait_after_destroy()
+{
+	qlock::mutex m;
+	qlock::condition_variable cv;
+	std::unique_lock<qlock::mutex> lk(m);
+	qlock_misuse_fn prev = qlock_set_misuse_handler(count_misuse);
+	qlock_tp_cond_destroy(cv.native_handle());
+	bool threw = false;
+	try {
+		cv.wait(lk, [] { return false; });
+	} catch (const std::system_error &e) {
+		threw = e.code() == std::errc::invalid_argument;
+	}
+	CHECK(threw && misuse_reports == 1 && lk.owns_lock());
+	qlock_set_misuse_handler(prev);
+	qlock_tp_cond_init(cv.native_handle()); // for cv's own destructor
+}
+
 int main()
 {
 	lockable(g_mutex);
@@ -374,6 +402,7 @@ int main()
 	producer_consumer<qlock::rw_semaphore, std::condition_variable_any,
 			  std::unique_lock<qlock::rw_semaphore>>();
 	condition_variable_timeouts();
+	condition_variable_wait_after_destroy();
 	{
 		// condition_variable_any with a shared lock: readers wait too.
 		qlock::shared_mutex sm;

@@ -21,9 +21,10 @@
 // is waited on through steady_clock and re-checked against its own now().
 // Durations (try_lock_for, wait_for) are measured on steady_clock.
 //
-// Errors: the C calls report EINVAL only for a malformed deadline or
-// clock, which this header never passes; should one come back anyway it
-// is thrown as std::system_error, as the standard mutexes report theirs.
+// Errors: the C calls report EINVAL for a malformed deadline or clock,
+// which this header never passes, and for a wait on a destroyed condition
+// variable (after the misuse handler returned); either is thrown as
+// std::system_error, as the standard mutexes report theirs.
 #ifndef QLOCK_QLOCK_HPP
 #define QLOCK_QLOCK_HPP
 
@@ -323,7 +324,7 @@ private:
 // mutex, which must outlive them.  A thread still blocked in a wait when
 // the destructor runs (undefined in C++; e.g. a namespace-scope one at
 // exit) is woken, and its next wait on it is a misuse (reported, see
-// qlock_set_misuse_handler()).
+// qlock_set_misuse_handler(); std::system_error if the handler returns).
 class condition_variable : detail::lock_base {
 public:
 	using native_handle_type = qlock_tp_cond_t *;
@@ -336,7 +337,11 @@ public:
 
 	void wait(std::unique_lock<mutex> &lk)
 	{
-		qlock_tp_cond_wait(&c_, held(lk));
+		int err = qlock_tp_cond_timedwait(&c_, held(lk), nullptr,
+						  CLOCK_MONOTONIC);
+		if (err) // after a misuse report whose handler returned
+			throw std::system_error(err, std::generic_category(),
+						"qlock::condition_variable::wait");
 	}
 	template <class Predicate>
 	void wait(std::unique_lock<mutex> &lk, Predicate pred)

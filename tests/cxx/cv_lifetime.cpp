@@ -7,9 +7,8 @@
 // back into the mutex, then reuses the memory:
 //   - built with AddressSanitizer: `delete`, and ASan reports any later
 //     access by a waiter (use after free);
-//   - otherwise: destroyed in place and its bytes poisoned; after joining
-//     the waiters, the poison must be intact (TSan also reports a waiter's
-//     access racing with the poisoning).
+//   - otherwise (plain and TSan builds): destroyed in place and its bytes
+//     poisoned; after joining the waiters, the poison must be intact.
 // std::condition_variable_any runs the same rounds, as the control.
 // The notifier knows every waiter is inside its wait because each one
 // registers under the mutex right before waiting; nothing sleeps.

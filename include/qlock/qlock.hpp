@@ -10,10 +10,10 @@
 //   qlock::rw_semaphore        rwsem               TimedLockable, SharedTimedLockable
 //   qlock::condition_variable  TP condvar for std::unique_lock<qlock::mutex>
 //
-// Every type is non-copyable, non-movable (waiters hold its address),
-// needs no destructor and has a constexpr default constructor, so a
-// namespace-scope lock is constant-initialised (no static-init order
-// problem).  They work with std::lock_guard, std::unique_lock,
+// Every type is non-copyable, non-movable (waiters hold its address) and
+// has a constexpr default constructor, so a namespace-scope lock is
+// constant-initialised (no static-init order problem).  The locks need no
+// destructor; condition_variable has one (see there).  They work with std::lock_guard, std::unique_lock,
 // std::shared_lock, std::scoped_lock and std::condition_variable_any.
 //
 // Deadlines on std::chrono::steady_clock and system_clock go to the C
@@ -21,9 +21,10 @@
 // is waited on through steady_clock and re-checked against its own now().
 // Durations (try_lock_for, wait_for) are measured on steady_clock.
 //
-// Errors: the C calls report EINVAL only for a malformed deadline or
-// clock, which this header never passes; should one come back anyway it
-// is thrown as std::system_error, as the standard mutexes report theirs.
+// Errors: the C calls report EINVAL for a malformed deadline or clock,
+// which this header never passes, and for a wait on a destroyed condition
+// variable (after the misuse handler returned); either is thrown as
+// std::system_error, as the standard mutexes report theirs.
 #ifndef QLOCK_QLOCK_HPP
 #define QLOCK_QLOCK_HPP
 
@@ -316,18 +317,31 @@ private:
 // notify_all requeues the waiters onto the mutex instead of waking them
 // all.  Waits may wake spuriously: use the predicate forms or a loop.  For
 // any other lock type use std::condition_variable_any.
+//
+// As std::condition_variable, it may be destroyed as soon as every waiter
+// has been notified: the destructor (qlock_tp_cond_destroy()) returns once
+// the woken waiters no longer touch it; they may still be waiting for the
+// mutex, which must outlive them.  A thread still blocked in a wait when
+// the destructor runs (undefined in C++; e.g. a namespace-scope one at
+// exit) is woken, and its next wait on it is a misuse (reported, see
+// qlock_set_misuse_handler(); std::system_error if the handler returns).
 class condition_variable : detail::lock_base {
 public:
 	using native_handle_type = qlock_tp_cond_t *;
 
 	constexpr condition_variable() noexcept : c_{} {}
+	~condition_variable() { qlock_tp_cond_destroy(&c_); }
 
 	void notify_one() noexcept { qlock_tp_cond_signal(&c_); }
 	void notify_all() noexcept { qlock_tp_cond_broadcast(&c_); }
 
 	void wait(std::unique_lock<mutex> &lk)
 	{
-		qlock_tp_cond_wait(&c_, held(lk));
+		int err = qlock_tp_cond_timedwait(&c_, held(lk), nullptr,
+						  CLOCK_MONOTONIC);
+		if (err) // after a misuse report whose handler returned
+			throw std::system_error(err, std::generic_category(),
+						"qlock::condition_variable::wait");
 	}
 	template <class Predicate>
 	void wait(std::unique_lock<mutex> &lk, Predicate pred)

@@ -33,13 +33,18 @@ template <class L> constexpr bool fixed_in_place =
 	!std::is_copy_constructible_v<L> && !std::is_copy_assignable_v<L> &&
 	!std::is_move_constructible_v<L> && !std::is_move_assignable_v<L> &&
 	std::is_nothrow_default_constructible_v<L> &&
-	std::is_trivially_destructible_v<L> && std::is_standard_layout_v<L>;
-static_assert(fixed_in_place<qlock::mutex>);
-static_assert(fixed_in_place<qlock::shared_mutex>);
-static_assert(fixed_in_place<qlock::spinlock>);
-static_assert(fixed_in_place<qlock::rwlock>);
-static_assert(fixed_in_place<qlock::rw_semaphore>);
-static_assert(fixed_in_place<qlock::condition_variable>);
+	std::is_nothrow_destructible_v<L> && std::is_standard_layout_v<L>;
+// The locks need no destructor; the condition variable's waits for its
+// woken waiters to leave it (cv_lifetime.cpp).
+template <class L> constexpr bool lock_in_place =
+	fixed_in_place<L> && std::is_trivially_destructible_v<L>;
+static_assert(lock_in_place<qlock::mutex>);
+static_assert(lock_in_place<qlock::shared_mutex>);
+static_assert(lock_in_place<qlock::spinlock>);
+static_assert(lock_in_place<qlock::rwlock>);
+static_assert(lock_in_place<qlock::rw_semaphore>);
+static_assert(fixed_in_place<qlock::condition_variable> &&
+	      !std::is_trivially_destructible_v<qlock::condition_variable>);
 static_assert(sizeof(qlock::spinlock) == 4);
 static_assert(sizeof(qlock::mutex) == sizeof(qlock_tp_mutex_t));
 static_assert(sizeof(qlock::shared_mutex) == sizeof(qlock_tp_rwlock_t));
@@ -47,7 +52,8 @@ static_assert(sizeof(qlock::rwlock) == sizeof(qlock_rwlock_t));
 static_assert(sizeof(qlock::rw_semaphore) == sizeof(qlock_rwsem_t));
 static_assert(sizeof(qlock::condition_variable) == sizeof(qlock_tp_cond_t));
 
-// constexpr constructors: constant-initialised at namespace scope.
+// constexpr constructors: constant-initialised at namespace scope (C++20
+// checks it with constinit, which a non-trivial destructor does not stop).
 #if __cplusplus >= 202002L
 #define QLOCK_TEST_CONSTINIT constinit
 #else
@@ -64,7 +70,6 @@ QLOCK_TEST_CONSTINIT qlock::condition_variable g_cv;
 [[maybe_unused]] constexpr qlock::spinlock k_spin;
 [[maybe_unused]] constexpr qlock::rwlock k_rw;
 [[maybe_unused]] constexpr qlock::rw_semaphore k_sem;
-[[maybe_unused]] constexpr qlock::condition_variable k_cv;
 
 // ---- helpers ------------------------------------------------------------------
 
@@ -331,6 +336,34 @@ static void condition_variable_timeouts()
 	t.join();
 }
 
+// A wait on a condition variable whose C object was destroyed (what a
+// thread still blocked when the destructor runs comes back to) is a
+// misuse: reported, and thrown when the handler returns, instead of a
+// silent return that would make a predicate loop spin.
+static std::atomic<int> misuse_reports;
+static void count_misuse(const char *, const char *, const void *)
+{
+	misuse_reports++;
+}
+
+static void condition_variable_wait_after_destroy()
+{
+	qlock::mutex m;
+	qlock::condition_variable cv;
+	std::unique_lock<qlock::mutex> lk(m);
+	qlock_misuse_fn prev = qlock_set_misuse_handler(count_misuse);
+	qlock_tp_cond_destroy(cv.native_handle());
+	bool threw = false;
+	try {
+		cv.wait(lk, [] { return false; });
+	} catch (const std::system_error &e) {
+		threw = e.code() == std::errc::invalid_argument;
+	}
+	CHECK(threw && misuse_reports == 1 && lk.owns_lock());
+	qlock_set_misuse_handler(prev);
+	qlock_tp_cond_init(cv.native_handle()); // for cv's own destructor
+}
+
 int main()
 {
 	lockable(g_mutex);
@@ -369,6 +402,7 @@ int main()
 	producer_consumer<qlock::rw_semaphore, std::condition_variable_any,
 			  std::unique_lock<qlock::rw_semaphore>>();
 	condition_variable_timeouts();
+	condition_variable_wait_after_destroy();
 	{
 		// condition_variable_any with a shared lock: readers wait too.
 		qlock::shared_mutex sm;

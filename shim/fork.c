@@ -36,6 +36,7 @@ uint32_t shim_forkgen;
 static uint32_t fork_alive_fallback = SHIM_FORK_ALIVE;
 uint32_t *shim_fork_alive = &fork_alive_fallback;
 static bool fork_wipes; /* the page is wiped in a child */
+static pid_t fork_noticed_pid; /* the process that last saw the wiped page */
 
 static void fork_bump(void)
 {
@@ -69,6 +70,7 @@ __attribute__((noinline)) void shim_fork_noticed(void)
 	uint32_t *alive = shim_fork_alive, s = 0;
 
 	if (qa_try_cmpxchg_acquire(alive, &s, FORK_BUMPING)) {
+		qa_write(&fork_noticed_pid, getpid());
 		fork_bump();
 		qa_write_release(alive, SHIM_FORK_ALIVE);
 		return;
@@ -77,12 +79,22 @@ __attribute__((noinline)) void shim_fork_noticed(void)
 		sched_yield();
 }
 
+/*
+ * In the child, the page must have been wiped, so the check notices the
+ * fork now unless a lock call noticed it first (both record this pid).
+ * If neither did, the advice was accepted but not carried out (qemu-user
+ * answers madvise with success and ignores it): count the fork here and
+ * rely on this handler from now on.
+ */
 void shim_atfork_child(void)
 {
-	if (fork_wipes)
+	if (fork_wipes) {
 		shim_fork_check();
-	else
-		fork_bump();
+		if (qa_read(&fork_noticed_pid) == getpid())
+			return;
+		fork_wipes = false;
+	}
+	fork_bump();
 }
 
 /* Claim the repair of an object whose generation is not `g`: true = ours

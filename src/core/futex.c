@@ -261,20 +261,41 @@ int qc_futex_wait(uint32_t *uaddr, uint32_t val, const struct timespec *abs,
 	return 0;
 }
 
+/* Under the bucket lock: wake thread i if it sleeps on uaddr (or move it
+ * to `to` if not NULL); 1 if it did. */
+static int model_wake_one(int i, uint32_t *uaddr, uint32_t *to)
+{
+	if (qa_read(&model_sleeping_on[i]) != uaddr)
+		return 0;
+	qa_write(&model_sleeping_on[i], to);
+	if (!to)
+		qc_model_awake_add(1);
+	return 1;
+}
+
 /* Under the bucket lock: wake up to nr sleepers on uaddr, or move them to
  * `to` if not NULL. */
 static int model_wake(uint32_t *uaddr, int nr, uint32_t *to)
 {
 	int n = 0;
 
-	for (int i = 0; i < QC_MODEL_THREADS && n < nr; i++) {
-		if (qa_read(&model_sleeping_on[i]) == uaddr) {
-			qa_write(&model_sleeping_on[i], to);
-			if (!to)
-				qc_model_awake_add(1);
-			n++;
-		}
-	}
+#ifdef QLOCK_UNDER_GENMC
+	/* No loop: -unroll=N would cut the scan after thread N-1, and a
+	 * wake of a later thread would end its execution unexplored (the
+	 * harnesses' -unroll=2 hid every wake of threads 2 and 3). */
+	_Static_assert(QC_MODEL_THREADS == 4, "one line per model thread");
+	if (n < nr)
+		n += model_wake_one(0, uaddr, to);
+	if (n < nr)
+		n += model_wake_one(1, uaddr, to);
+	if (n < nr)
+		n += model_wake_one(2, uaddr, to);
+	if (n < nr)
+		n += model_wake_one(3, uaddr, to);
+#else
+	for (int i = 0; i < QC_MODEL_THREADS && n < nr; i++)
+		n += model_wake_one(i, uaddr, to);
+#endif
 	return n;
 }
 

@@ -67,7 +67,11 @@
  */
 static void cond_leave(qlock_tp_cond_t *c)
 {
+#ifndef QLOCK_MUTATE_TP_COND
 	if (qa_fetch_sub_release(&c->waiters, 1u) == (DESTROYING | 1u))
+#else /* model-check mutation (tests/model): must be caught */
+	if (qa_fetch_sub_relaxed(&c->waiters, 1u) == (DESTROYING | 1u))
+#endif
 		qc_futex_wake(&c->waiters, 1, CLS, QC_OP_OTHER);
 }
 

@@ -10,6 +10,8 @@
 # A harness states its own GenMC options, and the variants to check (each
 # is one run with -DMODEL_VARIANT=v), on a line of its opening comment:
 #   " * modelcheck: -unroll=3 variants=0,1,2"
+# "mutants=0,2" limits the mutation runs to those variants (a variant
+# that never runs the mutated code cannot catch it; default: all of them).
 # "modelcheck: skip REASON" keeps a harness out of the run (listed in the
 # table with its reason, not counted as a failure).
 # GENMC (default genmc) names the checker, MODELCHECK_TIMEOUT
@@ -26,12 +28,18 @@ logdir=$root/build/modelcheck
 # The options and the variants a harness lists.
 harness_flags() {
 	sed -n 's/^ \* modelcheck:\(.*\)$/\1/p' "$here/$1.c" | head -1 |
-		sed 's/variants=[0-9,]*//'
+		sed 's/variants=[0-9,]*//; s/mutants=[0-9,]*//'
 }
 harness_variants() {
 	local v
 	v=$(sed -n 's/^ \* modelcheck:.*variants=\([0-9,]*\).*$/\1/p' "$here/$1.c" | head -1)
 	echo "${v:-0}" | tr , ' '
+}
+# Does the harness's mutation run on variant $2?
+harness_mutates() {
+	local m
+	m=$(sed -n 's/^ \* modelcheck:.*mutants=\([0-9,]*\).*$/\1/p' "$here/$1.c" | head -1)
+	[ -z "$m" ] || echo ",$m," | grep -q ",$2,"
 }
 
 # One run: harness[:variant], model, kind (verify|mutant) -> one result line.
@@ -97,9 +105,8 @@ done
 start=$(date +%s)
 for h in $runs; do
 	for model in rc11 imm; do
-		for kind in verify mutant; do
-			echo "$h $model $kind"
-		done
+		echo "$h $model verify"
+		harness_mutates "${h%%:*}" "${h#*:}" && echo "$h $model mutant"
 	done
 done | MODELCHECK_LOGDIR=$logdir xargs -P "$jobs" -L 1 "$0" --one
 end=$(date +%s)
@@ -108,6 +115,7 @@ status=0
 printf '%-14s %-5s %-8s %-22s %10s %8s %8s\n' harness model run result executions blocked seconds
 for h in $runs; do
 	for kind in verify mutant; do
+		[ $kind = mutant ] && ! harness_mutates "${h%%:*}" "${h#*:}" && continue
 		for model in rc11 imm; do
 			f="$logdir/${h%%:*}-v${h#*:}-$model-$kind.log.result"
 			if [ ! -f "$f" ]; then

@@ -1,13 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Model-check harness for the TP futex mutex (docs/testing.md): two
- * lockers and one trylocker, a few iterations, plain data, assert.  Built
- * in the model build (model_core.h).  A spin limit of 1,
- * no owner spinning and an immediate hand-off threshold send the waiters
- * through the serial-lock sleep, the top waiter's sleep on the word and
- * the unlocker's hand-off.  Mutation: the fast-path acquire made relaxed.
+ * Model-check harness for the TP futex mutex (docs/testing.md): plain data
+ * in the critical section, assert.  Built in the model build
+ * (model_core.h).  Each variant is one check reaching one path (two
+ * threads, one iteration each; a third thread multiplies GenMC's work
+ * past any budget):
+ *   0  hand-off: two lockers, hand-off asked at once (HANDOFF_NS 0), no
+ *      owner spin: the waiter takes the serial lock, sets W|S and sleeps
+ *      on the word; the unlock claims the request and writes the top
+ *      waiter's tid into the word, then wakes it
+ *   1  slow unlock and steal: as 0 with no hand-off: the unlock frees the
+ *      word and wakes the top waiter, which takes it or finds it stolen
+ *   2  top-waiter spin: an owner-spin budget that does not run out under
+ *      the checker (its clock stands still): the top waiter spins on the
+ *      owner and never sleeps
+ *   3  trylock: a locker and a trylocker (fast path, steal, failure)
+ *   4  timeout withdrawal: a locker and a timed locker whose futex waits
+ *      may time out anywhere: it leaves the serial lock's queue, or
+ *      withdraws its hand-off request unless the unlock claimed it
+ *   5  serial queue: three lockers (the serial lock's sleep, its wake and
+ *      its hand-off request) -- test runs only, too big for the checker
+ * Mutation: the steal's acquire made relaxed.
  *
- * modelcheck: skip GenMC 0.10.3 does not finish it within 300 s yet (unroll 2)
+ * modelcheck: -unroll=2 variants=0,1,2,3,4
  */
 #include "model_core.h"
 
@@ -21,7 +36,9 @@
 
 static qlock_tp_mutex_t m = QLOCK_TP_MUTEX_INIT;
 static int counter; /* plain: protected by m */
+static int extra;   /* plain: the try/timed locker's take, read after the join */
 static int inside;
+static int variant;
 
 static void critical_section(void)
 {
@@ -45,28 +62,54 @@ static void *locker(void *arg)
 
 static void *trylocker(void *arg)
 {
-	int *taken = arg;
-
+	(void)arg;
 	if (qlock_tp_mutex_trylock(&m)) {
 		critical_section();
+		extra = 1;
 		qlock_tp_mutex_unlock(&m);
-		*taken = 1;
 	}
 	return NULL;
 }
 
+/* A deadline only a futex wait's time-out reaches under the checker. */
+static void *timedlocker(void *arg)
+{
+	struct timespec later = { 1, 0 };
+
+	(void)arg;
+	if (qlock_tp_mutex_timedlock(&m, &later, CLOCK_MONOTONIC) == 0) {
+		critical_section();
+		extra = 1;
+		qlock_tp_mutex_unlock(&m);
+	}
+	return NULL;
+}
+
+static void tune(int v)
+{
+	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
+	qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS, v == 2 ? 1000000 : 0);
+	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, v == 0 || v >= 4 ? 0 : 1000000000);
+}
+
 int main(void)
 {
-	int taken = 0;
+	for_each_variant(variant, 6) {
+		void *(*second)(void *) = variant == 3 ? trylocker :
+					  variant == 4 ? timedlocker : locker;
 
-	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
-	qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS, 0);
-	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, 0);
-	model_spawn(locker, NULL);
-	model_spawn(locker, NULL);
-	model_spawn(trylocker, &taken);
-	model_join_all();
-	assert(counter == 2 * ITERS + taken);
-	assert(m.val == 0 && m.serial == 0 && m.handoff == 0 && m.nval == 0);
+		tune(variant);
+		int lockers = (second == locker) + 1 + (variant == 5);
+
+		counter = extra = 0;
+		model_spawn(locker, NULL);
+		model_spawn(second, NULL);
+		if (variant == 5)
+			model_spawn(locker, NULL);
+		model_join_all();
+		assert(counter == lockers * ITERS + extra);
+		assert(m.val == 0 && m.serial == 0 && m.handoff == 0 &&
+		       m.nval == 0);
+	}
 	return 0;
 }

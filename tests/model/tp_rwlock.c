@@ -1,14 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Model-check harness for the TP futex rwlock (docs/testing.md): one
- * writer and two readers, a few iterations, plain data, assert.  Built
- * in the model build (model_core.h).  Spin bounds of 1/0
- * and an immediate hand-off threshold exercise the serial sleep, the top
- * waiter's sleep on the word, the last-reader SHARED_UNLOCK release and
- * hand-offs to readers and to the writer.  Mutation: the reader fast
- * path's acquire made relaxed.
+ * Model-check harness for the TP futex rwlock (docs/testing.md): plain
+ * data the writer keeps equal, assert.  Built in the model build
+ * (model_core.h).  Spin limit 1, no owner spin.  Each variant is one check
+ * reaching one path (two threads, one iteration each; a third thread
+ * multiplies GenMC's work past any budget):
+ *   0  hand-off, writer and reader: the waiter (either one) asks for a
+ *      hand-off at once, sets W|S and sleeps on the word; the writer's
+ *      unlock grants it, or the last reader's SHARED_UNLOCK release does
+ *   1  slow release and steal: as 0 with no hand-off: the release frees
+ *      the word and wakes the top waiter, which takes it or finds it taken
+ *   2  writer hand-off: two writers, hand-off at once
+ *   3  timeout withdrawal: a writer and a timed reader whose futex waits
+ *      may time out anywhere (withdrawing its hand-off request unless the
+ *      writer's unlock claimed it)
+ *   4  reader grouping and writer preference: one writer, two readers
+ *      (group leader and OSQ spinner) -- test runs only, too big for the
+ *      checker
+ * Mutation: the reader fast path's acquire made relaxed (checked on the
+ * variants with a reader).
  *
- * modelcheck: skip GenMC 0.10.3 does not finish it within 300 s yet (unroll 2)
+ * modelcheck: -unroll=2 variants=0,1,2,3 mutants=0,1,3
  */
 #include "model_core.h"
 
@@ -30,17 +42,25 @@
 static qlock_tp_rwlock_t rw = QLOCK_TP_RWLOCK_INIT;
 static int a, b;       /* plain: the writer keeps a == b */
 static int writing;    /* plain: 1 inside the write section */
+static int writes;     /* plain: write sections that ran */
+static int variant;
+
+static void write_section(void)
+{
+	assert(!writing);
+	writing = 1;
+	a++;
+	b++;
+	writes++;
+	writing = 0;
+}
 
 static void *writer(void *arg)
 {
 	(void)arg;
 	for (int i = 0; i < ITERS; i++) {
 		qlock_tp_rwlock_wrlock(&rw);
-		assert(!writing);
-		writing = 1;
-		a++;
-		b++;
-		writing = 0;
+		write_section();
 		qlock_tp_rwlock_wrunlock(&rw);
 	}
 	return NULL;
@@ -57,18 +77,38 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/* A deadline only a futex wait's time-out reaches under the checker. */
+static void *timed_reader(void *arg)
+{
+	struct timespec later = { 1, 0 };
+
+	(void)arg;
+	if (qlock_tp_rwlock_timedrdlock(&rw, &later, CLOCK_MONOTONIC) == 0) {
+		assert(!writing && a == b);
+		qlock_tp_rwlock_rdunlock(&rw);
+	}
+	return NULL;
+}
+
 int main(void)
 {
-
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
 	qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS, 0);
-	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, 0);
-	model_spawn(writer, NULL);
-	model_spawn(reader, NULL);
-	model_spawn(reader, NULL);
-	model_join_all();
-	assert(a == ITERS && b == ITERS);
-	assert(rw.val == 0 && rw.serial == 0 && rw.handoff == 0 &&
-	       rw.nval == 0 && rw.leader == 0);
+	for_each_variant(variant, 5) {
+		int writers = variant == 2 ? 2 : 1;
+
+		qlock_tune_set(QLOCK_TUNE_HANDOFF_NS,
+			       variant == 1 ? 1000000000 : 0);
+		a = b = writes = 0;
+		model_spawn(writer, NULL);
+		model_spawn(variant == 2 ? writer :
+			    variant == 3 ? timed_reader : reader, NULL);
+		if (variant == 4)
+			model_spawn(reader, NULL);
+		model_join_all();
+		assert(writes == writers * ITERS && a == writes && b == writes);
+		assert(rw.val == 0 && rw.serial == 0 && rw.handoff == 0 &&
+		       rw.nval == 0 && rw.leader == 0);
+	}
 	return 0;
 }

@@ -29,7 +29,7 @@
 
 static const struct lr_lock *LK;
 static qlock_rwlock_t *L;
-static uint32_t WAITING;
+static bool layout_2015;
 
 /* Protected data (plain), and who is inside (atomic, for the checks). */
 static long a, b, writes_done;
@@ -164,6 +164,21 @@ static void wait_done(const char *what)
 			 HANG_LIMIT_MS / 1000);
 }
 
+/*
+ * The word says a writer waits (queued, WAITING set) and does not hold the
+ * lock.  In the 2015 layout WAITING is the writer-byte value 0x01 (0x03
+ * while it sleeps), and bit 0 is also set in LOCKED (0xff): a mask test
+ * would take "the writer holds it" for "waits", and that writer may have
+ * counted its write before the reader read writes_done.
+ */
+static bool writer_waits(uint32_t cnts)
+{
+	if (layout_2015)
+		return ((cnts & QRW_2015_WMASK) & ~QRW_W_SLEEP) ==
+		       QRW_2015_WAITING;
+	return (cnts & QRW_CUR_WAITING) != 0;
+}
+
 /* Readers that overlap: the read lock is almost never free. */
 static void *stream_reader(void *arg)
 {
@@ -174,7 +189,7 @@ static void *stream_reader(void *arg)
 		/* writes_done before the word: if the word then shows a writer
 		 * waiting, that writer's acquisition is number > g. */
 		long g = qa_read_acquire(&writes_done);
-		bool saw_waiting = (qa_read_acquire(&L->cnts) & WAITING) != 0;
+		bool saw_waiting = writer_waits(qa_read_acquire(&L->cnts));
 
 		LK->rdlock(L);
 		if (saw_waiting) {
@@ -280,8 +295,7 @@ static void one(const struct lr_lock *lk)
 
 	LK = lk;
 	L = rig_new_lock(lk);
-	WAITING = strcmp(lk->name, "qrwlock") ? QRW_2015_WAITING
-					      : QRW_CUR_WAITING;
+	layout_2015 = strcmp(lk->name, "qrwlock") != 0;
 	for (size_t s = 0; s < sizeof(spins) / sizeof(spins[0]); s++)
 		for (size_t t = 0; t < sizeof(threads) / sizeof(threads[0]); t++)
 			stress(threads[t], spins[s]);

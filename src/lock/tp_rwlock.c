@@ -20,28 +20,29 @@
  *	0            -> SH+1           reader fast path (cmpxchg, acquire)
  *	SH+n         -> SH+n+1         reader fast path while no W/SU
  *	SH+n|W       -> SH+n+1|W       tryrdlock_unfair (not while SU)
- *	SH+n(|W)     -> SH+n-1(|W)     read unlock (fetch_sub, release)
- *	SH+0         -> 0              last reader, no W (cmpxchg, release)
- *	SH+0|W(|S)   -> SH|W|SU(|S)    last reader with W: it alone finishes
+ *	SH+n(|W|S)   -> SH+n-1(|W|S)   read unlock, n > 1 (cmpxchg, release)
+ *	SH+1         -> 0              last reader, no W (cmpxchg, release)
+ *	SH+1|W(|S)   -> SH|W|SU(|S)    last reader with W (same cmpxchg): it
+ *	                               alone finishes the release ...
  *	SH|W|SU(|S)  -> 0 | grant      ... freeing or handing off, then wakes
  *	                               if S was set
+ *	                               (no SH+0: its count would let the next
+ *	                               owner in before the last reader's
+ *	                               second RMW, test_lifetime)
  *	0            -> tid            writer fast path (cmpxchg, acquire)
- *	SH+0         -> tid            top waiter (writer) in the window
- *	                               between the last decrement and the
- *	                               last reader's cmpxchg (that then fails)
  *	tid          -> 0              writer fast unlock (cmpxchg, release)
  *	tid|W(|S)    -> 0 | grant      writer slow unlock, then wakes if S
  *	owned        -> owned|W        top waiter (not while SU)
  *	owned|W      -> owned|W|S      top waiter about to sleep
  *	owned|W|S    -> owned|W        top waiter spinning again
- *	misuse (reported, word unchanged): rdunlock whose fetch_sub finds no
- *	        SH or wraps the count (added back); wrunlock of a word that
+ *	misuse (reported, word unchanged): rdunlock of a word with no
+ *	        reader counted (free, write-locked, or SU); wrunlock of a word that
  *	        is not the caller's tid
  *	grant = the top waiter's tid (writer) or SH+1 (reader), written
  *	        after claiming rw->handoff with xchg; W is dropped since the
  *	        top waiter is the only thread that sleeps on the word.
- *	A releasing RMW (the grant/free cmpxchg, or the fetch_sub of a reader
- *	that is not the last) is the unlock's last access to the lock: what
+ *	A releasing RMW (the grant/free cmpxchg, or the count drop of a
+ *	reader that is not the last) is the unlock's last access to the lock: what
  *	it returned says whether to wake, and the FUTEX_WAKE only names the
  *	address (the next owner may already have freed the lock).
  *
@@ -136,11 +137,10 @@ QLOCK_API bool qlock_tp_rwlock_tryrdlock_unfair(qlock_tp_rwlock_t *rw)
 
 /* ---- the top waiter (holds rw->serial) -------------------------------- */
 
-/* Writer: the word is free for us (0, only our W|S, or readers just
- * left). */
+/* Writer: the word is free for us (0, or only our W|S). */
 static inline bool wr_free(uint32_t v)
 {
-	return (v & ~(W | S)) == 0 || (v & ~(W | S)) == SH;
+	return (v & ~(W | S)) == 0;
 }
 
 static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
@@ -359,39 +359,38 @@ static void release_slow(qlock_tp_rwlock_t *rw, uint32_t v, enum qc_op op)
 	}
 }
 
+/* The word a read unlock of v (that counts a reader) leaves.  The last
+ * reader leaves no SH+0: a zero count would let the next owner in (a
+ * writer, or a new reader) and free the lock before our next access, so it
+ * frees the word, or with W claims the release (SU), in the same RMW that
+ * drops its count. */
+static inline uint32_t rd_unlocked(uint32_t v)
+{
+	if ((v & CNT) != 1)
+		return v - 1;
+	return (v & (W | S)) ? (v - 1) | SU : 0;
+}
+
 QLOCK_API void qlock_tp_rwlock_rdunlock(qlock_tp_rwlock_t *rw)
 {
-	/* Release: our critical section before the count drop; the last
-	 * reader's later RMWs continue the release sequence. */
-	uint32_t v = qa_sub_return_release(&rw->val, 1u);
+	uint32_t v = qa_read(&rw->val), n;
 
-	/* No reader counted: the count wrapped (free, or SH with 0), or no
-	 * SH (write-locked).  A real reader never sees either. */
-	if (qa_unlikely(!(v & SH) || (v & CNT) == CNT)) {
-		qa_fetch_add_relaxed(&rw->val, 1u); /* take it back */
-		qc_misuse("qlock_tp_rwlock_rdunlock",
-			  "the lock is not read-locked", rw);
+	do {
+		if (qa_unlikely(!(v & SH) || (v & CNT) == 0)) {
+			/* no reader counted: free, write-locked, or SU */
+			qc_misuse("qlock_tp_rwlock_rdunlock",
+				  "the lock is not read-locked", rw);
+			return;
+		}
+		n = rd_unlocked(v);
+		/* Release: our critical section before the count drop; a
+		 * last reader's release_slow continues the sequence. */
+	} while (!qa_try_cmpxchg_release(&rw->val, &v, n));
+	if (n & SU) {
+		release_slow(rw, n, QC_OP_RUNLOCK);
 		return;
 	}
-	for (;;) {
-		if (qa_likely((v & CNT) != 0) || !(v & SH) || (v & SU)) {
-			/* not last, or a writer took it already */
-			qc_test_released(rw);
-			return;
-		}
-		if (v & W) {
-			/* Settle the last-reader race: one thread sets SU
-			 * and finishes the release. */
-			if (qa_cmpxchg(&rw->val, v, v | SU) == v) {
-				release_slow(rw, v | SU, QC_OP_RUNLOCK);
-				return;
-			}
-		} else if (qa_cmpxchg_release(&rw->val, v, 0u) == v) {
-			qc_test_released(rw);
-			return;
-		}
-		v = qa_read(&rw->val);
-	}
+	qc_test_released(rw);
 }
 
 /* ---- writers ---------------------------------------------------------- */

@@ -30,18 +30,8 @@ for arch in ${*:-s390x aarch64}; do
 		    /^ *Test +#[0-9]+:/ { if (!emu) print $3 }')
 	echo "test-cross: $arch: not run (host-side script execs the target binary):" $host
 	skip=$(printf '%s\n' $host | sed 's/[].[*+?()|^$\\]/\\&/g' | paste -sd '|' -)
-	# Known failures under qemu, open and documented (docs/testing.md, "Open
-	# findings"): run and shown, not counted, so that the rest still guards.
-	known="test_lifetime|test_qrwlock_stress"
-	if ! ctest --test-dir "$dir" -j "$jobs" --output-on-failure \
-		-E "^(${skip:+$skip|}$known)\$"; then
+	if ! ctest --test-dir "$dir" -j "$jobs" --output-on-failure ${skip:+-E "^($skip)\$"}; then
 		rc=1
-	fi
-	if ! ctest --test-dir "$dir" --output-on-failure -R "^($known)\$" >"$dir/known.log" 2>&1; then
-		echo "test-cross: $arch: KNOWN FAILURE under qemu (open, not counted; docs/testing.md):" \
-			$(sed -n 's/^.*- \(test_[a-z_]*\) (.*/\1/p' "$dir/known.log")
-	else
-		echo "test-cross: $arch: known-failure tests passed this time: $known"
 	fi
 	echo "test-cross: $arch done in $(( $(date +%s) - start )) s"
 done

@@ -32,6 +32,7 @@
 #include "core/futex.h"
 #include "qlock/qspinlock.h"
 #ifdef SHIM_WITH_TP
+#include "lock/tp_internal.h" /* the TP mutex's inline fast paths */
 #include "qlock/tp_mutex.h"
 #include "qlock/tp_rwlock.h"
 #endif

@@ -117,6 +117,7 @@ static bool salg_built_i(int a) { return a >= 0 && a < SALG_NR; }
 
 
 int shim_state;
+bool shim_mutex_fast;
 
 void shim_setup(void)
 {
@@ -142,6 +143,7 @@ void shim_setup(void)
 	shim_fork_setup();
 	(void)pthread_atfork(NULL, NULL, shim_atfork_child);
 	shim_stats_setup();
+	qa_write(&shim_mutex_fast, shim_malg == MALG_TP && !shim_stats_on);
 	qa_write_release(&shim_state, 2);
 }
 

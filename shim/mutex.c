@@ -154,7 +154,53 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 	return mutex_destroy(m);
 }
 
-EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+/*
+ * The default drop-in's hot path: a NORMAL or ADAPTIVE mutex on the TP
+ * algorithm, free when locked and without waiters when unlocked, costs the
+ * library's own fast path (one cmpxchg) plus two loads: the kind and
+ * shim_mutex_fast.  No fork check is needed there: the lock cmpxchg only
+ * takes a free word, and the unlock cmpxchg only releases a word that is
+ * exactly our tid, both right in a fork child too; whatever a fork left
+ * behind (WAITERS, a ghost top waiter) sends the call to the general path,
+ * which repairs it (mutex_fork_check()).
+ */
+static inline bool mutex_fast_ok(const struct qm *q)
+{
+	int kind = q->kind & ~MUTEX_ELISION_BITS;
+
+	return qa_likely(qa_read(&shim_mutex_fast)) &&
+	       qa_likely(kind == MUTEX_NORMAL || kind == MUTEX_ADAPTIVE);
+}
+
+static inline bool mutex_lock_fast(pthread_mutex_t *m)
+{
+#ifdef SHIM_WITH_TP
+	return mutex_fast_ok(QM(m)) &&
+	       tp_mutex_lock_fast((qlock_tp_mutex_t *)QM(m)->word,
+				  tp_self_tid());
+#else
+	(void)m;
+	return false;
+#endif
+}
+
+static inline bool mutex_unlock_fast(pthread_mutex_t *m)
+{
+#ifdef SHIM_WITH_TP
+	uint32_t tid;
+
+	if (!mutex_fast_ok(QM(m)))
+		return false;
+	tid = tp_self_tid();
+	return tp_mutex_unlock_fast((qlock_tp_mutex_t *)QM(m)->word, tid) ==
+	       tid;
+#else
+	(void)m;
+	return false;
+#endif
+}
+
+static __attribute__((noinline)) int mutex_lock_general(pthread_mutex_t *m)
 {
 	ready();
 	if (qa_unlikely(shim_stats_on))
@@ -164,8 +210,17 @@ EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 	return mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
 }
 
+EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	if (mutex_lock_fast(m))
+		return 0;
+	return mutex_lock_general(m);
+}
+
 EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
+	if (mutex_lock_fast(m))
+		return 0;
 	ready();
 	return mutex_acquire(m, 1, CLOCK_REALTIME, NULL);
 }
@@ -186,6 +241,8 @@ EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
 
 EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
+	if (mutex_unlock_fast(m))
+		return 0;
 	ready();
 	return mutex_release(m);
 }

@@ -124,6 +124,7 @@ _Static_assert(offsetof(pthread_cond_t, __data.__wrefs) == offsetof(struct qcv, 
 #define MUTEX_NORMAL 0
 #define MUTEX_RECURSIVE 1
 #define MUTEX_ERRORCHECK 2
+#define MUTEX_ADAPTIVE 3
 
 /* ---- glibc's functions -------------------------------------------------- */
 
@@ -170,6 +171,9 @@ extern struct shim_real real;
 /* ---- set-up (config.c) ----------------------------------------------- */
 
 extern int shim_state; /* 0 = not set up, 1 = being set up, 2 = ready */
+/* Set up, mutexes on the TP algorithm and no statistics: the entry points
+ * of NORMAL and ADAPTIVE mutexes may take the inline fast paths (mutex.c). */
+extern bool shim_mutex_fast;
 void shim_setup(void);
 
 static inline void ready(void)

@@ -90,6 +90,30 @@ static inline uint32_t tp_self_tid(void)
 	return tp_tid_slow();
 }
 
+/* ---- the TP mutex's uncontended paths ---------------------------------------
+ * One cmpxchg each.  Inline here so that the pthread drop-in's entry points
+ * (shim/mutex.c) run them without a call; every slow path stays in
+ * tp_mutex.c.
+ */
+static inline bool tp_mutex_lock_fast(qlock_tp_mutex_t *m, uint32_t tid)
+{
+	/* Acquire: pairs with the release of the previous owner's unlock. */
+	return qa_cmpxchg_acquire(&m->val, 0u, tid) == 0;
+}
+
+/* Releases a mutex whose word is exactly `tid` (held by us, no WAITERS or
+ * SLEEPER) and returns `tid`; else changes nothing and returns the word,
+ * for the slow unlock. */
+static inline uint32_t tp_mutex_unlock_fast(qlock_tp_mutex_t *m, uint32_t tid)
+{
+	/* Release: pairs with the next owner's acquire. */
+	uint32_t v = qa_cmpxchg_release(&m->val, tid, 0u);
+
+	if (qa_likely(v == tid))
+		qc_test_released(m);
+	return v;
+}
+
 /* Spin bounds of the top waiter (see docs/tp-locks.md). */
 #define TP_MAX_OWNER_CHANGES 8      /* owner changes that renew the spin */
 #define TP_READER_SPIN_NS    50000u /* spin on a reader-owned lock (kernel: 50 us) */

@@ -218,8 +218,7 @@ static int lock_slow(qlock_tp_mutex_t *m, bool cond,
 
 QLOCK_API void qlock_tp_mutex_lock(qlock_tp_mutex_t *m)
 {
-	/* Acquire: pairs with the release of the previous owner's unlock. */
-	if (qa_likely(qa_cmpxchg_acquire(&m->val, 0u, tp_self_tid()) == 0))
+	if (qa_likely(tp_mutex_lock_fast(m, tp_self_tid())))
 		return;
 	lock_slow(m, false, NULL, CLOCK_MONOTONIC);
 }
@@ -233,7 +232,7 @@ QLOCK_API bool qlock_tp_mutex_trylock(qlock_tp_mutex_t *m)
 {
 	uint32_t tid = tp_self_tid();
 
-	if (qa_likely(qa_cmpxchg_acquire(&m->val, 0u, tid) == 0))
+	if (qa_likely(tp_mutex_lock_fast(m, tid)))
 		return true;
 	return steal(m, tid);
 }
@@ -246,7 +245,7 @@ QLOCK_API int qlock_tp_mutex_timedlock(qlock_tp_mutex_t *m,
 
 	if (err)
 		return err;
-	if (qa_likely(qa_cmpxchg_acquire(&m->val, 0u, tp_self_tid()) == 0))
+	if (qa_likely(tp_mutex_lock_fast(m, tp_self_tid())))
 		return 0;
 	return lock_slow(m, false, abs, clk);
 }
@@ -290,13 +289,10 @@ static void unlock_slow(qlock_tp_mutex_t *m, uint32_t v, uint32_t tid)
 QLOCK_API void qlock_tp_mutex_unlock(qlock_tp_mutex_t *m)
 {
 	uint32_t tid = tp_self_tid();
-	/* Release: pairs with the next owner's acquire. */
-	uint32_t v = qa_cmpxchg_release(&m->val, tid, 0u);
+	uint32_t v = tp_mutex_unlock_fast(m, tid);
 
-	if (qa_likely(v == tid)) {
-		qc_test_released(m);
+	if (qa_likely(v == tid))
 		return;
-	}
 	unlock_slow(m, v, tid);
 }
 

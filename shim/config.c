@@ -118,6 +118,8 @@ static bool salg_built_i(int a) { return a >= 0 && a < SALG_NR; }
 
 int shim_state;
 bool shim_mutex_fast;
+bool shim_rwlock_fast;
+__thread uint64_t shim_self_cache __attribute__((tls_model("initial-exec")));
 
 void shim_setup(void)
 {
@@ -144,6 +146,7 @@ void shim_setup(void)
 	(void)pthread_atfork(NULL, NULL, shim_atfork_child);
 	shim_stats_setup();
 	qa_write(&shim_mutex_fast, shim_malg == MALG_TP && !shim_stats_on);
+	qa_write(&shim_rwlock_fast, shim_ralg == RALG_TP && !shim_stats_on);
 	qa_write_release(&shim_state, 2);
 }
 

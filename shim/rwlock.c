@@ -120,6 +120,30 @@ static int rt_rdlock(struct qrw *q, int prio, int mode, clockid_t clk,
 	}
 }
 
+/* Does the caller hold the write lock?  The TP word names its writer (its
+ * tid); the qrwlock's and the rwsem's words do not, so for those the shim
+ * records the writer's pthread_self() in q->writer (rw_record_writer()). */
+static inline bool rw_write_held_by_me(struct qrw *q)
+{
+#ifdef SHIM_WITH_TP
+	if (shim_ralg == RALG_TP) {
+		qlock_tp_rwlock_t *tp = (qlock_tp_rwlock_t *)(void *)q->alg;
+		uint32_t v = qa_read(&tp->val);
+
+		return !(v & QLOCK_TP_RW_SHARED) &&
+		       (v & QLOCK_TP_RW_TID_MASK) == tp_self_tid();
+	}
+#endif
+	return qa_read(&q->writer) == self_id();
+}
+
+/* id: the new writer's self_id(), or 0 as the writer unlocks. */
+static inline void rw_record_writer(struct qrw *q, uint64_t id)
+{
+	if (shim_ralg != RALG_TP)
+		qa_write(&q->writer, id);
+}
+
 /* mode: 0 block, 1 try, 2 timed */
 static inline int rw_rdlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 			    const struct timespec *abs)
@@ -136,7 +160,7 @@ static inline int rw_rdlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 	/* glibc's order: a bad deadline first, then the deadlock check. */
 	if (mode == 2 && (!clock_ok(clk) || !nsec_ok(abs)))
 		return EINVAL;
-	if (mode != 1 && qa_read(&q->writer) == self_id())
+	if (mode != 1 && rw_write_held_by_me(q))
 		return EDEADLK;
 	if (ra_tryrdlock(q->alg))
 		return 0;
@@ -172,8 +196,7 @@ static inline int rw_wrlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 	}
 	if (mode == 2 && (!clock_ok(clk) || !nsec_ok(abs)))
 		return EINVAL;
-	uint64_t me = self_id();
-	if (mode != 1 && qa_read(&q->writer) == me)
+	if (mode != 1 && rw_write_held_by_me(q))
 		return EDEADLK;
 	if (!ra_trywrlock(q->alg)) {
 		if (mode == 1)
@@ -190,7 +213,7 @@ static inline int rw_wrlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 		if (err)
 			return err;
 	}
-	qa_write(&q->writer, me);
+	rw_record_writer(q, self_id());
 	return 0;
 }
 
@@ -200,8 +223,8 @@ static inline int rw_unlock(pthread_rwlock_t *r)
 
 	if (rwlock_glibc(r))
 		return real.pthread_rwlock_unlock(r);
-	if (qa_read(&q->writer) == self_id()) {
-		qa_write(&q->writer, 0);
+	if (rw_write_held_by_me(q)) {
+		rw_record_writer(q, 0);
 		ra_wrunlock(q->alg);
 	} else {
 		ra_rdunlock(q->alg);
@@ -222,7 +245,74 @@ EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *r)
 	return 0; /* as glibc: nothing to do, no check */
 }
 
-EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *r)
+/*
+ * The default drop-in's hot paths: a process-private rwlock on the TP
+ * algorithm, taken while nobody waits, runs the library's inline fast
+ * paths after two loads (shim_rwlock_fast, __shared).  Every other case,
+ * and every miss, takes the general path: a reader that finds the word
+ * write-locked (by itself: EDEADLK there) or waited on, a realtime reader
+ * that must pass waiting writers (they set WAITERS, so it misses here).
+ * The TP word names its writer, so an unlock tells a reader from the
+ * writer by the word alone.
+ */
+static inline bool rw_fast_ok(const struct qrw *q)
+{
+	return qa_likely(qa_read(&shim_rwlock_fast)) &&
+	       qa_likely(q->shared == 0);
+}
+
+static inline bool rw_rdlock_fast(pthread_rwlock_t *r)
+{
+#ifdef SHIM_WITH_TP
+	return rw_fast_ok(QRW(r)) &&
+	       tp_rwlock_rdlock_fast((qlock_tp_rwlock_t *)QRW(r)->alg);
+#else
+	(void)r;
+	return false;
+#endif
+}
+
+static inline bool rw_wrlock_fast(pthread_rwlock_t *r)
+{
+#ifdef SHIM_WITH_TP
+	struct qrw *q = QRW(r);
+
+	return rw_fast_ok(q) &&
+	       tp_rwlock_wrlock_fast((qlock_tp_rwlock_t *)q->alg,
+				     tp_self_tid());
+#else
+	(void)r;
+	return false;
+#endif
+}
+
+static inline bool rw_unlock_fast(pthread_rwlock_t *r)
+{
+#ifdef SHIM_WITH_TP
+	struct qrw *q = QRW(r);
+	qlock_tp_rwlock_t *tp = (qlock_tp_rwlock_t *)q->alg;
+	uint32_t v, tid;
+
+	if (!rw_fast_ok(q))
+		return false;
+	/* The TP word names its writer: a shared word is a read unlock, our
+	 * own tid a write unlock. */
+	v = qa_read(&tp->val);
+	if (v & QLOCK_TP_RW_SHARED)
+		return tp_rwlock_rdunlock_fast(tp);
+	tid = tp_self_tid();
+	if ((v & QLOCK_TP_RW_TID_MASK) != tid)
+		return false;
+	if (tp_rwlock_wrunlock_fast(tp, tid) != tid)
+		qlock_tp_rwlock_wrunlock(tp); /* waiters: the slow unlock */
+	return true;
+#else
+	(void)r;
+	return false;
+#endif
+}
+
+static __attribute__((noinline)) int rw_rdlock_general(pthread_rwlock_t *r)
 {
 	ready();
 	if (qa_unlikely(shim_stats_on))
@@ -232,8 +322,17 @@ EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *r)
 	return rw_rdlock(r, 0, CLOCK_REALTIME, NULL);
 }
 
+EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *r)
+{
+	if (rw_rdlock_fast(r))
+		return 0;
+	return rw_rdlock_general(r);
+}
+
 EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *r)
 {
+	if (rw_rdlock_fast(r))
+		return 0;
 	ready();
 	return rw_rdlock(r, 1, CLOCK_REALTIME, NULL);
 }
@@ -252,7 +351,7 @@ EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *r, clockid_t clk,
 	return rw_rdlock(r, 2, clk, abs);
 }
 
-EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *r)
+static __attribute__((noinline)) int rw_wrlock_general(pthread_rwlock_t *r)
 {
 	ready();
 	if (qa_unlikely(shim_stats_on))
@@ -262,8 +361,17 @@ EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *r)
 	return rw_wrlock(r, 0, CLOCK_REALTIME, NULL);
 }
 
+EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *r)
+{
+	if (rw_wrlock_fast(r))
+		return 0;
+	return rw_wrlock_general(r);
+}
+
 EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *r)
 {
+	if (rw_wrlock_fast(r))
+		return 0;
 	ready();
 	return rw_wrlock(r, 1, CLOCK_REALTIME, NULL);
 }
@@ -282,10 +390,17 @@ EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *r, clockid_t clk,
 	return rw_wrlock(r, 2, clk, abs);
 }
 
-EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *r)
+static __attribute__((noinline)) int rw_unlock_general(pthread_rwlock_t *r)
 {
 	ready();
 	return rw_unlock(r);
+}
+
+EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *r)
+{
+	if (rw_unlock_fast(r))
+		return 0;
+	return rw_unlock_general(r);
 }
 
 EXPORT int __pthread_rwlock_init(pthread_rwlock_t *a, const pthread_rwlockattr_t *b);

@@ -39,7 +39,8 @@
  *  28  __shared  non-zero = process-shared = glibc-owned
  *  32  __rwelision, __pad1: blocked realtime writers (count, top
  *                priority; see rwlock.c)
- *  40  __pad2    64-bit id of the writer (pthread_self()), 0 if none
+ *  40  __pad2    64-bit id of the writer (pthread_self()), 0 if none;
+ *                qrwlock and rwsem only (the TP word names its writer)
  *  48  __flags   glibc's kind (kept, so the initialisers stay valid)
  * pthread_cond_t (48 bytes)
  *   0            sequence word (futex)
@@ -174,6 +175,8 @@ extern int shim_state; /* 0 = not set up, 1 = being set up, 2 = ready */
 /* Set up, mutexes on the TP algorithm and no statistics: the entry points
  * of NORMAL and ADAPTIVE mutexes may take the inline fast paths (mutex.c). */
 extern bool shim_mutex_fast;
+/* The same for process-private rwlocks on the TP algorithm (rwlock.c). */
+extern bool shim_rwlock_fast;
 void shim_setup(void);
 
 static inline void ready(void)
@@ -235,9 +238,18 @@ static inline void mutex_fork_check(struct qm *q)
 
 /* ---- helpers ------------------------------------------------------------ */
 
+/* pthread_self(), cached per thread (a call into libc otherwise; the
+ * rwlock's write paths ask it on every operation).  A fork child's thread
+ * keeps its pthread_self(), so the cache stays right there. */
+extern __thread uint64_t shim_self_cache __attribute__((tls_model("initial-exec")));
+
 static inline uint64_t self_id(void)
 {
-	return (uint64_t)pthread_self();
+	uint64_t s = shim_self_cache;
+
+	if (qa_unlikely(s == 0))
+		s = shim_self_cache = (uint64_t)pthread_self();
+	return s;
 }
 
 static inline bool clock_ok(clockid_t clk)

@@ -114,6 +114,68 @@ static inline uint32_t tp_mutex_unlock_fast(qlock_tp_mutex_t *m, uint32_t tid)
 	return v;
 }
 
+/* ---- the TP rwlock's uncontended paths (word layout: tp_rwlock.c) ------ */
+
+/* Can a new reader join word v?  (No writer, no WAITERS, SLEEPER or
+ * SHARED_UNLOCK.) */
+static inline bool tp_rw_reader_may_join(uint32_t v)
+{
+	return v == 0 || (v & (QLOCK_TP_RW_SHARED | QLOCK_TP_RW_SHARED_UNLOCK |
+			       QLOCK_TP_RW_WAITERS | QLOCK_TP_RW_SLEEPER)) ==
+				 QLOCK_TP_RW_SHARED;
+}
+
+/* One read-lock attempt on the word as read: 0 -> SH+1, SH+n -> SH+n+1. */
+static inline bool tp_rwlock_rdlock_fast(qlock_tp_rwlock_t *rw)
+{
+	uint32_t v = qa_read(&rw->val);
+
+	/* Acquire: pairs with the release of the last unlock. */
+	return tp_rw_reader_may_join(v) &&
+	       qa_cmpxchg_acquire(&rw->val, v,
+				  v ? v + 1 : QLOCK_TP_RW_SHARED + 1) == v;
+}
+
+/* A read unlock while nobody waits (no WAITERS, SLEEPER, SHARED_UNLOCK):
+ * SH+n -> SH+n-1, the last reader SH+1 -> 0.  False (nothing changed) when
+ * the word is anything else or changed under us: the caller takes
+ * qlock_tp_rwlock_rdunlock(). */
+static inline bool tp_rwlock_rdunlock_fast(qlock_tp_rwlock_t *rw)
+{
+	uint32_t v = qa_read(&rw->val);
+
+	if ((v & ~QLOCK_TP_RW_COUNT_MASK) != QLOCK_TP_RW_SHARED ||
+	    (v & QLOCK_TP_RW_COUNT_MASK) == 0)
+		return false;
+	/* Release: our critical section before the count drop; pairs with
+	 * the acquire of the next writer. */
+	if (qa_cmpxchg_release(&rw->val, v,
+			       v == QLOCK_TP_RW_SHARED + 1 ? 0u : v - 1) != v)
+		return false;
+	qc_test_released(rw);
+	return true;
+}
+
+/* Writer: 0 -> tid. */
+static inline bool tp_rwlock_wrlock_fast(qlock_tp_rwlock_t *rw, uint32_t tid)
+{
+	/* Acquire: pairs with the release of the last unlock. */
+	return qa_cmpxchg_acquire(&rw->val, 0u, tid) == 0;
+}
+
+/* Writer unlock of a word that is exactly `tid`: tid -> 0, returns tid;
+ * else changes nothing and returns the word, for the slow unlock. */
+static inline uint32_t tp_rwlock_wrunlock_fast(qlock_tp_rwlock_t *rw,
+					       uint32_t tid)
+{
+	/* Release: pairs with the next owner's acquire. */
+	uint32_t v = qa_cmpxchg_release(&rw->val, tid, 0u);
+
+	if (qa_likely(v == tid))
+		qc_test_released(rw);
+	return v;
+}
+
 /* Spin bounds of the top waiter (see docs/tp-locks.md). */
 #define TP_MAX_OWNER_CHANGES 8      /* owner changes that renew the spin */
 #define TP_READER_SPIN_NS    50000u /* spin on a reader-owned lock (kernel: 50 us) */

@@ -85,18 +85,12 @@
 
 /* ---- readers ---------------------------------------------------------- */
 
-/* Can a new reader join word v?  (No writer, no W, no SU.) */
-static inline bool reader_may_join(uint32_t v)
-{
-	return v == 0 || (v & (SH | SU | W | S)) == SH;
-}
-
 /* One read-lock attempt as a new arrival (fast path, steal, group). */
 static inline bool read_try(qlock_tp_rwlock_t *rw, bool check_handoff)
 {
 	uint32_t v = qa_read(&rw->val);
 
-	while (reader_may_join(v)) {
+	while (tp_rw_reader_may_join(v)) {
 		uint32_t n = v ? v + 1 : SH + 1;
 
 		if (check_handoff && qa_read(&rw->handoff))
@@ -311,10 +305,7 @@ int tp_rwlock_rdlock_common(qlock_tp_rwlock_t *rw, bool group,
 
 QLOCK_API void qlock_tp_rwlock_rdlock(qlock_tp_rwlock_t *rw)
 {
-	uint32_t v = qa_read(&rw->val);
-
-	if (qa_likely(reader_may_join(v) &&
-		      qa_cmpxchg_acquire(&rw->val, v, v ? v + 1 : SH + 1) == v))
+	if (qa_likely(tp_rwlock_rdlock_fast(rw)))
 		return;
 	tp_rwlock_rdlock_common(rw, true, NULL, CLOCK_MONOTONIC);
 }
@@ -421,7 +412,7 @@ static int wr_slow(qlock_tp_rwlock_t *rw, const struct timespec *abs,
 
 QLOCK_API void qlock_tp_rwlock_wrlock(qlock_tp_rwlock_t *rw)
 {
-	if (qa_likely(qa_cmpxchg_acquire(&rw->val, 0u, tp_self_tid()) == 0))
+	if (qa_likely(tp_rwlock_wrlock_fast(rw, tp_self_tid())))
 		return;
 	wr_slow(rw, NULL, CLOCK_MONOTONIC);
 }
@@ -444,7 +435,7 @@ QLOCK_API int qlock_tp_rwlock_timedwrlock(qlock_tp_rwlock_t *rw,
 
 	if (err)
 		return err;
-	if (qa_likely(qa_cmpxchg_acquire(&rw->val, 0u, tp_self_tid()) == 0))
+	if (qa_likely(tp_rwlock_wrlock_fast(rw, tp_self_tid())))
 		return 0;
 	return wr_slow(rw, abs, clk);
 }
@@ -452,12 +443,10 @@ QLOCK_API int qlock_tp_rwlock_timedwrlock(qlock_tp_rwlock_t *rw,
 QLOCK_API void qlock_tp_rwlock_wrunlock(qlock_tp_rwlock_t *rw)
 {
 	uint32_t tid = tp_self_tid();
-	uint32_t v = qa_cmpxchg_release(&rw->val, tid, 0u);
+	uint32_t v = tp_rwlock_wrunlock_fast(rw, tid);
 
-	if (qa_likely(v == tid)) {
-		qc_test_released(rw);
+	if (qa_likely(v == tid))
 		return;
-	}
 	if (qa_unlikely((v & (SH | TIDM)) != tid)) {
 		qc_misuse("qlock_tp_rwlock_wrunlock",
 			  (v & (SH | TIDM)) && !(v & SH)

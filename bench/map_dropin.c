@@ -9,7 +9,11 @@
  * LD_PRELOAD=libqlock-pthread.so, so the shim's own path (its dispatch,
  * its object layout) is in their figures.  `dropin-forward` preloads the
  * shim but asks it to forward to glibc (QLOCK_MUTEX/RWLOCK=glibc): the
- * interposition cost alone.  The child prints its lb_run on one line.
+ * interposition cost alone.  `library` runs the same workload on the
+ * library's own lock (tp-mutex / tp-rwlock, the drop-in's defaults) in the
+ * same kind of child, without the shim: dropin against library is what the
+ * shim's path costs (issue 15: at most 1 ns uncontended).  The child prints
+ * its lb_run on one line.
  */
 #include <inttypes.h>
 #include <libgen.h>
@@ -26,8 +30,12 @@ void map_dropin_family(struct map_family *f, bool rw)
 	const struct lr_lock *lk = lb_lock_find(rw ? "pthread-rwlock"
 						   : "pthread-mutex");
 
-	f->nlocks = 3;
+	const struct lr_lock *lib = lb_lock_find(rw ? "tp-rwlock" : "tp-mutex");
+
+	f->nlocks = lib ? 4 : 3;
 	f->locks[0] = (struct map_lock){ .lk = lk, .name = lk->name };
+	if (lib)
+		f->locks[3] = (struct map_lock){ .lk = lib, .name = "library" };
 	f->locks[1] = (struct map_lock){ .lk = lk, .preload = true,
 		.name = rw ? "dropin-rwlock" : "dropin-mutex" };
 	f->locks[2] = (struct map_lock){ .lk = lk, .preload = true,
@@ -61,7 +69,8 @@ void map_dropin_paths(struct map_cfg *c)
 		lb_usage_error("--dropin: paths with a quote are not supported");
 }
 
-/* The run a child does, on one line: what map_cell_child_main parses. */
+/* The run a child does, on one line: what map_cell_child_main parses
+ * (then ",LOCK": the registry's lock the child runs). */
 #define MAP_CELL_FMT "%d,%u,%u,%u,%u,%d,%lf"
 
 void map_dropin_run(const struct map_cfg *c, const struct map_lock *ml,
@@ -73,11 +82,11 @@ void map_dropin_run(const struct map_cfg *c, const struct map_lock *ml,
 
 	snprintf(cmd, sizeof(cmd),
 		 "exec env -u LD_PRELOAD %s%s%s%s%s '%s' map --cell "
-		 MAP_CELL_FMT, ml->preload ? "LD_PRELOAD='" : "",
+		 MAP_CELL_FMT ",%s", ml->preload ? "LD_PRELOAD='" : "",
 		 ml->preload ? c->shim : "", ml->preload ? "' " : "",
 		 ml->env ? ml->env : "", ml->env ? " " : "", c->self, cell->rw,
 		 cell->threads, cell->cs, cell->gap, cell->read_pct,
-		 cell->split, map_run_s(c, cell->threads));
+		 cell->split, map_run_s(c, cell->threads), ml->lk->name);
 	memset(out, 0, sizeof(*out));
 	p = popen(cmd, "r");
 	if (!p) {
@@ -105,13 +114,20 @@ int map_cell_child_main(const char *spec)
 	struct map_cell cell = { 0 };
 	struct lb_experiment e;
 	struct lb_run r;
+	const struct lr_lock *lk;
+	char name[64] = "";
 	int rw, split;
 	double dur;
 
-	if (sscanf(spec, MAP_CELL_FMT, &rw, &cell.threads, &cell.cs, &cell.gap,
-		   &cell.read_pct, &split, &dur) != 7 || !cell.threads ||
-	    cell.threads > LB_MAX_THREADS || cell.read_pct > 100 || dur <= 0)
+	if (sscanf(spec, MAP_CELL_FMT ",%63s", &rw, &cell.threads, &cell.cs,
+		   &cell.gap, &cell.read_pct, &split, &dur, name) < 7 ||
+	    !cell.threads || cell.threads > LB_MAX_THREADS ||
+	    cell.read_pct > 100 || dur <= 0)
 		lb_usage_error("--cell: malformed '%s'", spec);
+	lk = lb_lock_find(*name ? name
+				: rw ? "pthread-rwlock" : "pthread-mutex");
+	if (!lk)
+		lb_usage_error("--cell: no lock '%s'", name);
 	memset(&e, 0, sizeof(e));
 	lb_params_default(&e.p);
 	e.p.workload = LB_W_RATE;
@@ -122,7 +138,7 @@ int map_cell_child_main(const char *spec)
 	e.p.wr = rw ? 100 - cell.read_pct : 1;
 	e.p.xthread = split;
 	e.p.wait_times = true;
-	e.locks[0] = lb_lock_find(rw ? "pthread-rwlock" : "pthread-mutex");
+	e.locks[0] = lk;
 	e.nlocks = 1;
 	e.reps = 1;
 	lb_run_once(&e, e.locks[0], cell.threads, 0, &r);

@@ -34,7 +34,7 @@ static const unsigned map_rw_gap_short[] = { 0 };
 static const unsigned map_shares[] = { 50, 90, 99, 0 };
 
 #define MAP_DEFAULT_MUTEX "pthread-mutex,tp-mutex,qspinlock"
-#define MAP_DEFAULT_RWLOCK "pthread-rwlock,tp-rwlock,qrwlock,rwsem"
+#define MAP_DEFAULT_RWLOCK "pthread-rwlock,pthread-rwlock-wpref,tp-rwlock,qrwlock,rwsem"
 /* Peers added when built in (optional dependencies). */
 static const char *const map_peers_mutex[] = {
 	"ck-mcs", "absl-mutex", "tbb-spin-mutex", "tbb-queuing-mutex", NULL };

@@ -125,33 +125,46 @@ static inline bool tp_rw_reader_may_join(uint32_t v)
 				 QLOCK_TP_RW_SHARED;
 }
 
-/* One read-lock attempt on the word as read: 0 -> SH+1, SH+n -> SH+n+1. */
+/*
+ * The read paths guess the word instead of reading it first: a load then
+ * a cmpxchg moves the cache line twice when another CPU's reader has it
+ * (shared, then exclusive), the cmpxchg alone once, and a wrong guess
+ * costs nothing more than the load would have (the failed cmpxchg returns
+ * the word).  Two readers on two CPUs (lockbench map, 2 threads, 99 %
+ * reads): see docs/performance.md.
+ */
+
+/* Read lock while no writer owns or waits: 0 -> SH+1, SH+n -> SH+n+1;
+ * retried while only the reader count changes under us. */
 static inline bool tp_rwlock_rdlock_fast(qlock_tp_rwlock_t *rw)
 {
-	uint32_t v = qa_read(&rw->val);
+	uint32_t v = 0; /* guess: free */
 
-	/* Acquire: pairs with the release of the last unlock. */
-	return tp_rw_reader_may_join(v) &&
-	       qa_cmpxchg_acquire(&rw->val, v,
-				  v ? v + 1 : QLOCK_TP_RW_SHARED + 1) == v;
+	do {
+		if (!tp_rw_reader_may_join(v))
+			return false;
+		/* Acquire: pairs with the release of the last unlock. */
+	} while (!qa_try_cmpxchg_acquire(&rw->val, &v,
+					 v ? v + 1 : QLOCK_TP_RW_SHARED + 1));
+	return true;
 }
 
 /* A read unlock while nobody waits (no WAITERS, SLEEPER, SHARED_UNLOCK):
  * SH+n -> SH+n-1, the last reader SH+1 -> 0.  False (nothing changed) when
- * the word is anything else or changed under us: the caller takes
- * qlock_tp_rwlock_rdunlock(). */
+ * the word is anything else: the caller takes qlock_tp_rwlock_rdunlock(). */
 static inline bool tp_rwlock_rdunlock_fast(qlock_tp_rwlock_t *rw)
 {
-	uint32_t v = qa_read(&rw->val);
+	uint32_t v = QLOCK_TP_RW_SHARED + 1; /* guess: the only reader */
 
-	if ((v & ~QLOCK_TP_RW_COUNT_MASK) != QLOCK_TP_RW_SHARED ||
-	    (v & QLOCK_TP_RW_COUNT_MASK) == 0)
-		return false;
-	/* Release: our critical section before the count drop; pairs with
-	 * the acquire of the next writer. */
-	if (qa_cmpxchg_release(&rw->val, v,
-			       v == QLOCK_TP_RW_SHARED + 1 ? 0u : v - 1) != v)
-		return false;
+	do {
+		if ((v & ~QLOCK_TP_RW_COUNT_MASK) != QLOCK_TP_RW_SHARED ||
+		    (v & QLOCK_TP_RW_COUNT_MASK) == 0)
+			return false;
+		/* Release: our critical section before the count drop;
+		 * pairs with the acquire of the next writer. */
+	} while (!qa_try_cmpxchg_release(&rw->val, &v,
+					 v == QLOCK_TP_RW_SHARED + 1 ? 0u
+								     : v - 1));
 	qc_test_released(rw);
 	return true;
 }

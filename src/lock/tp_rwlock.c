@@ -364,7 +364,11 @@ static inline uint32_t rd_unlocked(uint32_t v)
 
 QLOCK_API void qlock_tp_rwlock_rdunlock(qlock_tp_rwlock_t *rw)
 {
-	uint32_t v = qa_read(&rw->val), n;
+	uint32_t v, n;
+
+	if (qa_likely(tp_rwlock_rdunlock_fast(rw)))
+		return;
+	v = qa_read(&rw->val);
 
 	do {
 		if (qa_unlikely(!(v & SH) || (v & CNT) == 0)) {

@@ -670,6 +670,17 @@ int main(int argc, char **argv)
 		       alg("rwlock"), alg("spin"), alg("cond"));
 		return 0;
 	}
+	if (argc > 1 && strcmp(argv[1], "handoff") == 0) {
+		/* The hand-off tunable the locks run with (handoff_default.sh). */
+		long (*get)(int) = (long (*)(int))dlsym(RTLD_DEFAULT,
+							 "qlock_tune_get");
+		if (!get) {
+			printf("glibc\n");
+			return 0;
+		}
+		printf("%ld\n", get(1 /* QLOCK_TUNE_HANDOFF_NS */));
+		return 0;
+	}
 	mutex_tests();
 	cond_tests();
 	cancel_one("wait", 0, 0);

@@ -284,6 +284,10 @@ static inline bool ra_tryrdlock(void *s)
 static inline bool ra_has_unfair_read(void)
 {
 	switch (shim_ralg) {
+#ifdef SHIM_WITH_QRWLOCK
+	case RALG_QRWLOCK:
+		return true;
+#endif
 #ifdef SHIM_WITH_TP
 	case RALG_TP:
 		return true;
@@ -296,6 +300,10 @@ static inline bool ra_has_unfair_read(void)
 static inline bool ra_tryrdlock_unfair(void *s)
 {
 	switch (shim_ralg) {
+#ifdef SHIM_WITH_QRWLOCK
+	case RALG_QRWLOCK:
+		return qlock_read_trylock_unfair((qlock_rwlock_t *)s);
+#endif
 #ifdef SHIM_WITH_TP
 	case RALG_TP:
 		return qlock_tp_rwlock_tryrdlock_unfair((qlock_tp_rwlock_t *)s);

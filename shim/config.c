@@ -79,14 +79,18 @@ static enum shim_malg malg_default(void)
 #endif
 }
 
+/* The qrwlock: in the drop-in map (docs/performance.md) it is ahead of the
+ * TP rwlock wherever readers share the lock (its readers take it with one
+ * fetch_add; the TP word holds a writer's tid, so TP readers need a
+ * cmpxchg), as fair, with shorter maximum waits. */
 static enum shim_ralg ralg_default(void)
 {
-#if defined(SHIM_WITH_TP)
+#if defined(SHIM_WITH_QRWLOCK)
+	return RALG_QRWLOCK;
+#elif defined(SHIM_WITH_TP)
 	return RALG_TP;
 #elif defined(SHIM_WITH_RWSEM)
 	return RALG_RWSEM;
-#elif defined(SHIM_WITH_QRWLOCK)
-	return RALG_QRWLOCK;
 #else
 	return RALG_GLIBC;
 #endif

@@ -14,7 +14,7 @@
  * writer that has gone meanwhile, never pass one that ranks above it.
  * Such a reader takes the lock past the waiting writers
  * (ra_tryrdlock_unfair), polling while a writer holds it.  Only the
- * algorithms that can admit a reader past waiting writers do this (TP).
+ * algorithms that can admit a reader past waiting writers do this (qrwlock, TP).
  * Who is realtime is asked only on the slow path.
  */
 #define _GNU_SOURCE

@@ -56,6 +56,11 @@ QLOCK_API void qlock_read_lock(qlock_rwlock_t *lock);
 /* true when taken; fails while a writer holds or waits (and, rarely,
  * when a writer takes the lock between its check and its increment). */
 QLOCK_API bool qlock_read_trylock(qlock_rwlock_t *lock);
+/* As qlock_read_trylock(), but also past a writer that waits (not one
+ * that holds the lock): the kernel's reader in interrupt context, and
+ * POSIX's realtime reader that outranks every waiting writer.  The waiting
+ * writer then waits for this reader too; it is not woken early. */
+QLOCK_API bool qlock_read_trylock_unfair(qlock_rwlock_t *lock);
 QLOCK_API void qlock_read_unlock(qlock_rwlock_t *lock);
 
 QLOCK_API void qlock_write_lock(qlock_rwlock_t *lock);

@@ -40,6 +40,8 @@
  *   read_lock fast      R += 1 (add_return), ok if no WMASK bit was set
  *   read back-out       R -= 1 when WMASK was set; then queue on wait_lock
  *   read at queue head  R += 1, wait while W_HELD, release wait_lock
+ *   read_trylock_unfair R += 1 (add_return), ok unless W_HELD was set:
+ *                       passes a WAITING writer (it waits for R == 0)
  *   read_unlock         R -= 1 (sub_return); result == WAITING|W_SLEEP:
  *                       last reader out, futex-wake the writer
  *   write_lock fast     cnts 0 -> LOCKED (cmpxchg)
@@ -440,6 +442,23 @@ QRW_INLINE void qrw_write_unlock(qlock_rwlock_t *lock)
 void qlock_read_lock(qlock_rwlock_t *lock) { qrw_read_lock(lock, QRW_CUR); }
 bool qlock_read_trylock(qlock_rwlock_t *lock) { return qrw_read_trylock(lock, QRW_CUR); }
 void qlock_read_unlock(qlock_rwlock_t *lock) { qrw_read_unlock(lock, QRW_CUR); }
+
+/* The kernel's in_interrupt() reader, as a trylock: only a writer that
+ * holds the lock stops it.  A queue-head writer that set WAITING takes
+ * the lock only once R is 0 (its cmpxchg expects WAITING alone), so our
+ * count keeps it out; if it sleeps, our read_unlock wakes it (O6). */
+bool qlock_read_trylock_unfair(qlock_rwlock_t *lock)
+{
+	uint32_t cnts = qa_read(&lock->cnts);
+
+	if (cnts & QRW_W_HELD)
+		return false;
+	cnts = qa_add_return_acquire(&lock->cnts, QRW_CUR_BIAS); /* O1 */
+	if (qa_likely(!(cnts & QRW_W_HELD)))
+		return true;
+	qrw_read_back_out(lock, QRW_CUR);
+	return false;
+}
 void qlock_write_lock(qlock_rwlock_t *lock) { qrw_write_lock(lock, QRW_CUR); }
 bool qlock_write_trylock(qlock_rwlock_t *lock) { return qrw_write_trylock(lock); }
 void qlock_write_unlock(qlock_rwlock_t *lock) { qrw_write_unlock(lock); }

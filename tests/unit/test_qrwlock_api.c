@@ -4,7 +4,8 @@
  * each operation, writer byte at value bits 0-7 on either endian),
  * single-thread semantics, a writer waiting blocks new readers, and the
  * parking paths: a writer sleeping on readers is woken by the last reader
- * out, a queue head sleeping on a writer is woken by its unlock.
+ * out, a queue head sleeping on a writer is woken by its unlock; the
+ * unfair read trylock passes a waiting writer, not a holding one.
  */
 #include <assert.h>
 #include <pthread.h>
@@ -141,6 +142,12 @@ static void test_writer_waits_for_reader(bool park)
 	assert(!LK->tryrdlock(L));
 	assert(contended());
 	assert(!LK->trylock(L));
+	if (V == &variants[0]) {
+		/* ... but not an unfair reader; the writer waits for it too. */
+		assert(qlock_read_trylock_unfair(L));
+		assert(!qa_read_acquire(&writer_done));
+		qlock_read_unlock(L);
+	}
 	if (park)
 		wait_for(writer_sleeps);
 	assert(!qa_read_acquire(&writer_done));
@@ -170,6 +177,9 @@ static void test_head_sleeps_on_writer(bool reader)
 	wait_for(head_sleeps); /* the queue head marked the writer byte SLOW */
 	assert(!qa_read_acquire(reader ? &reader_done : &writer_done));
 	assert(!LK->tryrdlock(L) && !LK->trylock(L));
+	if (V == &variants[0]) /* a holding writer stops an unfair reader */
+		assert(!qlock_read_trylock_unfair(L) &&
+		       (word() & QRW_W_BYTE) == QRW_W_SLOW);
 	LK->unlock(L); /* finds SLOW: stores 0 and wakes */
 	assert(!pthread_join(t, NULL));
 	assert(word() == 0);

@@ -37,6 +37,7 @@
 #include "qlock/tp_rwlock.h"
 #endif
 #ifdef SHIM_WITH_QRWLOCK
+#include "lock/qrwlock_variants.h" /* the qrwlock's inline fast paths */
 #include "qlock/qrwlock.h"
 #endif
 #ifdef SHIM_WITH_RWSEM

@@ -168,7 +168,9 @@ void shim_setup(void)
 	(void)pthread_atfork(NULL, NULL, shim_atfork_child);
 	shim_stats_setup();
 	qa_write(&shim_mutex_fast, shim_malg == MALG_TP && !shim_stats_on);
-	qa_write(&shim_rwlock_fast, shim_ralg == RALG_TP && !shim_stats_on);
+	qa_write(&shim_rwlock_fast, (shim_ralg == RALG_TP ||
+				     shim_ralg == RALG_QRWLOCK) &&
+					    !shim_stats_on);
 	qa_write_release(&shim_state, 2);
 }
 

@@ -246,14 +246,15 @@ EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *r)
 }
 
 /*
- * The default drop-in's hot paths: a process-private rwlock on the TP
- * algorithm, taken while nobody waits, runs the library's inline fast
- * paths after two loads (shim_rwlock_fast, __shared).  Every other case,
+ * The default drop-in's hot paths: a process-private rwlock on the
+ * qrwlock (the default) or the TP algorithm, taken while nobody waits,
+ * runs the library's inline fast paths after two loads (shim_rwlock_fast,
+ * __shared) and, for the qrwlock, q->writer on unlock.  Every other case,
  * and every miss, takes the general path: a reader that finds the word
  * write-locked (by itself: EDEADLK there) or waited on, a realtime reader
  * that must pass waiting writers (they set WAITERS, so it misses here).
  * The TP word names its writer, so an unlock tells a reader from the
- * writer by the word alone.
+ * writer by the word alone; the qrwlock's unlock asks q->writer.
  */
 static inline bool rw_fast_ok(const struct qrw *q)
 {
@@ -263,38 +264,76 @@ static inline bool rw_fast_ok(const struct qrw *q)
 
 static inline bool rw_rdlock_fast(pthread_rwlock_t *r)
 {
+	struct qrw *q = QRW(r);
+
+	if (!rw_fast_ok(q))
+		return false;
+#ifdef SHIM_WITH_QRWLOCK
+	if (shim_ralg == RALG_QRWLOCK)
+		return qrw_cur_read_lock_fast((qlock_rwlock_t *)q->alg);
+#endif
 #ifdef SHIM_WITH_TP
-	return rw_fast_ok(QRW(r)) &&
-	       tp_rwlock_rdlock_fast((qlock_tp_rwlock_t *)QRW(r)->alg);
+	return tp_rwlock_rdlock_fast((qlock_tp_rwlock_t *)q->alg);
 #else
-	(void)r;
 	return false;
 #endif
 }
 
 static inline bool rw_wrlock_fast(pthread_rwlock_t *r)
 {
-#ifdef SHIM_WITH_TP
 	struct qrw *q = QRW(r);
 
-	return rw_fast_ok(q) &&
-	       tp_rwlock_wrlock_fast((qlock_tp_rwlock_t *)q->alg,
+	if (!rw_fast_ok(q))
+		return false;
+#ifdef SHIM_WITH_QRWLOCK
+	if (shim_ralg == RALG_QRWLOCK) {
+		if (!qrw_cur_write_lock_fast((qlock_rwlock_t *)q->alg))
+			return false;
+		rw_record_writer(q, self_id());
+		return true;
+	}
+#endif
+#ifdef SHIM_WITH_TP
+	return tp_rwlock_wrlock_fast((qlock_tp_rwlock_t *)q->alg,
 				     tp_self_tid());
 #else
-	(void)r;
 	return false;
 #endif
 }
 
+#ifdef SHIM_WITH_QRWLOCK
+/* The qrwlock's word does not name its writer: q->writer does. */
+static inline bool rw_unlock_fast_qrwlock(struct qrw *q)
+{
+	qlock_rwlock_t *l = (qlock_rwlock_t *)q->alg;
+	uint64_t w = qa_read(&q->writer);
+
+	if (w == 0) {
+		qrw_cur_read_unlock(l); /* misuse is reported there */
+		return true;
+	}
+	if (w != self_id())
+		return false;
+	rw_record_writer(q, 0);
+	qlock_write_unlock(l);
+	return true;
+}
+#endif
+
 static inline bool rw_unlock_fast(pthread_rwlock_t *r)
 {
-#ifdef SHIM_WITH_TP
 	struct qrw *q = QRW(r);
-	qlock_tp_rwlock_t *tp = (qlock_tp_rwlock_t *)q->alg;
-	uint32_t v, tid;
 
 	if (!rw_fast_ok(q))
 		return false;
+#ifdef SHIM_WITH_QRWLOCK
+	if (shim_ralg == RALG_QRWLOCK)
+		return rw_unlock_fast_qrwlock(q);
+#endif
+#ifdef SHIM_WITH_TP
+	qlock_tp_rwlock_t *tp = (qlock_tp_rwlock_t *)q->alg;
+	uint32_t v, tid;
+
 	/* The TP word names its writer: a shared word is a read unlock, our
 	 * own tid a write unlock. */
 	v = qa_read(&tp->val);
@@ -307,7 +346,6 @@ static inline bool rw_unlock_fast(pthread_rwlock_t *r)
 		qlock_tp_rwlock_wrunlock(tp); /* waiters: the slow unlock */
 	return true;
 #else
-	(void)r;
 	return false;
 #endif
 }

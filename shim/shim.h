@@ -175,7 +175,7 @@ extern int shim_state; /* 0 = not set up, 1 = being set up, 2 = ready */
 /* Set up, mutexes on the TP algorithm and no statistics: the entry points
  * of NORMAL and ADAPTIVE mutexes may take the inline fast paths (mutex.c). */
 extern bool shim_mutex_fast;
-/* The same for process-private rwlocks on the TP algorithm (rwlock.c). */
+/* The same for process-private rwlocks on the qrwlock or TP (rwlock.c). */
 extern bool shim_rwlock_fast;
 void shim_setup(void);
 

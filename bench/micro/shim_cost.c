@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "qlock/qrwlock.h"
 #include "qlock/tp_mutex.h"
 #include "qlock/tp_rwlock.h"
 
@@ -23,6 +24,7 @@ static pthread_mutex_t pm = PTHREAD_MUTEX_INITIALIZER;
 static pthread_rwlock_t prw = PTHREAD_RWLOCK_INITIALIZER;
 static qlock_tp_mutex_t qm = QLOCK_TP_MUTEX_INIT;
 static qlock_tp_rwlock_t qrw = QLOCK_TP_RWLOCK_INIT;
+static qlock_rwlock_t krw = QLOCK_RWLOCK_INIT;
 static volatile unsigned data;
 
 static double now_ns(void)
@@ -41,10 +43,11 @@ static double now_ns(void)
 	}                                                             \
 } while (0)
 
-enum { P_MUTEX, P_RD, P_WR, Q_MUTEX, Q_RD, Q_WR, NKIND };
+enum { P_MUTEX, P_RD, P_WR, Q_MUTEX, Q_RD, Q_WR, K_RD, K_WR, NKIND };
 static const char *const names[NKIND] = {
 	"pthread_mutex", "pthread_rwlock_rd", "pthread_rwlock_wr",
-	"tp_mutex", "tp_rwlock_rd", "tp_rwlock_wr" };
+	"tp_mutex", "tp_rwlock_rd", "tp_rwlock_wr", "qrwlock_rd",
+	"qrwlock_wr" };
 
 static void run(int kind, long n)
 {
@@ -64,8 +67,14 @@ static void run(int kind, long n)
 	case Q_RD:
 		PAIRS(n, qlock_tp_rwlock_rdlock(&qrw), qlock_tp_rwlock_rdunlock(&qrw));
 		break;
-	default:
+	case Q_WR:
 		PAIRS(n, qlock_tp_rwlock_wrlock(&qrw), qlock_tp_rwlock_wrunlock(&qrw));
+		break;
+	case K_RD:
+		PAIRS(n, qlock_read_lock(&krw), qlock_read_unlock(&krw));
+		break;
+	default:
+		PAIRS(n, qlock_write_lock(&krw), qlock_write_unlock(&krw));
 		break;
 	}
 }

@@ -225,17 +225,28 @@ static void qrw_read_wait_writer(qlock_rwlock_t *lock)
 	qc_spin_account(&s, QRW_CLASS);
 }
 
-QRW_INLINE void qrw_read_lock_slowpath(qlock_rwlock_t *lock,
-				       enum qrw_variant v)
+/* The slow path after the fast path's count was taken back out. */
+QRW_INLINE void qrw_read_lock_queued(qlock_rwlock_t *lock, enum qrw_variant v)
 {
 	qc_event_inc(QRW_CLASS, QC_EV_slowpath);
-	qrw_read_back_out(lock, v);
 	qlock_spin_lock(&lock->wait_lock);
 	/* Count ourselves in first: from here no fast-path writer can take
 	 * the lock, so the writer that holds it now is the last we wait for. */
 	if (qa_add_return_acquire(&lock->cnts, qrw_bias(v)) & QRW_W_HELD)
 		qrw_read_wait_writer(lock);
 	qlock_spin_unlock(&lock->wait_lock);
+}
+
+QRW_INLINE void qrw_read_lock_slowpath(qlock_rwlock_t *lock,
+				       enum qrw_variant v)
+{
+	qrw_read_back_out(lock, v);
+	qrw_read_lock_queued(lock, v);
+}
+
+void qrw_cur_read_back_out(qlock_rwlock_t *lock)
+{
+	qrw_read_back_out(lock, QRW_CUR);
 }
 
 /*
@@ -346,8 +357,15 @@ out:
 
 QRW_INLINE void qrw_read_lock(qlock_rwlock_t *lock, enum qrw_variant v)
 {
-	uint32_t cnts = qa_add_return_acquire(&lock->cnts, qrw_bias(v)); /* O1 */
+	uint32_t cnts;
 
+	if (v == QRW_CUR) {
+		if (qa_likely(qrw_cur_read_lock_fast(lock)))
+			return;
+		qrw_read_lock_queued(lock, v);
+		return;
+	}
+	cnts = qa_add_return_acquire(&lock->cnts, qrw_bias(v)); /* O1 */
 	if (qa_likely(!(cnts & qrw_wmask(v))))
 		return;
 	qrw_read_lock_slowpath(lock, v);
@@ -366,14 +384,6 @@ QRW_INLINE bool qrw_read_trylock(qlock_rwlock_t *lock, enum qrw_variant v)
 	return false;
 }
 
-/*
- * What a read unlock's sub_return gives when nothing was read-locked: the
- * reader count wrapped (bit 31: 2^22 real readers are out of reach), or a
- * writer holds the lock (while a reader's count is in, no writer can take
- * it, so a real reader never sees W_HELD here).
- */
-#define QRW_READ_UNLOCK_BAD (0x80000000u | QRW_W_HELD)
-
 static __attribute__((noinline, cold)) void
 qrw_read_unlock_misuse(qlock_rwlock_t *lock, uint32_t bias)
 {
@@ -381,10 +391,10 @@ qrw_read_unlock_misuse(qlock_rwlock_t *lock, uint32_t bias)
 	qc_misuse("qlock_read_unlock", "the lock is not read-locked", lock);
 }
 
-QRW_INLINE void qrw_read_unlock(qlock_rwlock_t *lock, enum qrw_variant v)
+/* After the unlock's sub_return: misuse, or the wake of a sleeping writer. */
+QRW_INLINE void qrw_read_unlock_finish(qlock_rwlock_t *lock,
+				       enum qrw_variant v, uint32_t cnts)
 {
-	uint32_t cnts = qa_sub_return_release(&lock->cnts, qrw_bias(v)); /* O2 */
-
 	if (qa_unlikely(cnts & QRW_READ_UNLOCK_BAD)) {
 		qrw_read_unlock_misuse(lock, qrw_bias(v));
 		return;
@@ -394,12 +404,25 @@ QRW_INLINE void qrw_read_unlock(qlock_rwlock_t *lock, enum qrw_variant v)
 		qrw_wake(lock, QC_OP_RUNLOCK);
 }
 
+void qrw_cur_read_unlock_slow(qlock_rwlock_t *lock, uint32_t cnts)
+{
+	qrw_read_unlock_finish(lock, QRW_CUR, cnts);
+}
+
+QRW_INLINE void qrw_read_unlock(qlock_rwlock_t *lock, enum qrw_variant v)
+{
+	if (v == QRW_CUR) {
+		qrw_cur_read_unlock(lock);
+		return;
+	}
+	qrw_read_unlock_finish(lock, v,
+			       qa_sub_return_release(&lock->cnts,
+						     qrw_bias(v))); /* O2 */
+}
+
 QRW_INLINE void qrw_write_lock(qlock_rwlock_t *lock, enum qrw_variant v)
 {
-	uint32_t cnts = 0;
-
-	if (qa_likely(qa_try_cmpxchg_acquire(&lock->cnts, &cnts,
-					     QRW_W_LOCKED))) /* O2 */
+	if (qa_likely(qrw_cur_write_lock_fast(lock))) /* O2; every layout */
 		return;
 	qrw_write_lock_slowpath(lock, v);
 }

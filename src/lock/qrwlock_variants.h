@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/atomic.h"
+#include "core/testhook.h"
 #include "qlock/qrwlock.h"
 
 /* ---- the writer byte (bits 0-7 of the count word), every layout ------- */
@@ -31,6 +33,58 @@
 #define QRW_2015_WMASK   0xffu     /* the writer byte ("wmode") */
 #define QRW_2015_RSHIFT  8u
 #define QRW_2015_BIAS    (1u << QRW_2015_RSHIFT)
+
+/*
+ * What a read unlock's sub_return gives when nothing was read-locked: the
+ * reader count wrapped (bit 31: 2^22 real readers are out of reach), or a
+ * writer holds the lock (while a reader's count is in, no writer can take
+ * it, so a real reader never sees W_HELD here).
+ */
+#define QRW_READ_UNLOCK_BAD (0x80000000u | QRW_W_HELD)
+
+/*
+ * ---- the current layout's uncontended paths -------------------------------
+ * Inline here so that the pthread drop-in (shim/rwlock.c) runs them without
+ * a call; qlock_read_lock() and friends are built from the same functions
+ * (src/lock/qrwlock.c has the transitions and the O1-O6 orderings).  Every
+ * miss goes to qrwlock.c.
+ */
+void qrw_cur_read_back_out(qlock_rwlock_t *lock);
+void qrw_cur_read_unlock_slow(qlock_rwlock_t *lock, uint32_t cnts);
+
+/* Read lock: R += 1, taken unless a writer holds or waits; else the count
+ * is taken back out (which may wake a writer) and false returned. */
+static inline bool qrw_cur_read_lock_fast(qlock_rwlock_t *lock)
+{
+	uint32_t cnts = qa_add_return_acquire(&lock->cnts, QRW_CUR_BIAS); /* O1 */
+
+	if (qa_likely(!(cnts & QRW_CUR_WMASK)))
+		return true;
+	qrw_cur_read_back_out(lock);
+	return false;
+}
+
+/* Read unlock: R -= 1; misuse and the last reader waking a sleeping
+ * writer go out of line. */
+static inline void qrw_cur_read_unlock(qlock_rwlock_t *lock)
+{
+	uint32_t cnts = qa_sub_return_release(&lock->cnts, QRW_CUR_BIAS); /* O2 */
+
+	if (qa_unlikely((cnts & QRW_READ_UNLOCK_BAD) ||
+			cnts == (QRW_CUR_WAITING | QRW_W_SLEEP))) {
+		qrw_cur_read_unlock_slow(lock, cnts);
+		return;
+	}
+	qc_test_released(lock);
+}
+
+/* Write lock on a free word: 0 -> LOCKED (O2). */
+static inline bool qrw_cur_write_lock_fast(qlock_rwlock_t *lock)
+{
+	uint32_t cnts = 0;
+
+	return qa_try_cmpxchg_acquire(&lock->cnts, &cnts, QRW_W_LOCKED);
+}
 
 /*
  * The seed 000 variants: same layout, same reader paths, they differ only

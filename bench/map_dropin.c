@@ -10,7 +10,7 @@
  * its object layout) is in their figures.  `dropin-forward` preloads the
  * shim but asks it to forward to glibc (QLOCK_MUTEX/RWLOCK=glibc): the
  * interposition cost alone.  `library` runs the same workload on the
- * library's own lock (tp-mutex / tp-rwlock, the drop-in's defaults) in the
+ * library's own lock (tp-mutex / qrwlock, the drop-in's defaults) in the
  * same kind of child, without the shim: dropin against library is what the
  * shim's path costs (issue 15: at most 1 ns uncontended).  The child prints
  * its lb_run on one line.
@@ -30,7 +30,7 @@ void map_dropin_family(struct map_family *f, bool rw)
 	const struct lr_lock *lk = lb_lock_find(rw ? "pthread-rwlock"
 						   : "pthread-mutex");
 
-	const struct lr_lock *lib = lb_lock_find(rw ? "tp-rwlock" : "tp-mutex");
+	const struct lr_lock *lib = lb_lock_find(rw ? "qrwlock" : "tp-mutex");
 
 	f->nlocks = lib ? 4 : 3;
 	f->locks[0] = (struct map_lock){ .lk = lk, .name = lk->name };

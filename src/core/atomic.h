@@ -87,10 +87,31 @@
 
 /* ---- arithmetic and bit operations (return the old value) -------------- */
 
+#ifndef QLOCK_UNDER_GENMC
 #define qa_fetch_add(p, v)          __atomic_fetch_add((p), (v), __ATOMIC_SEQ_CST)
 #define qa_fetch_add_relaxed(p, v)  __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 #define qa_fetch_add_acquire(p, v)  __atomic_fetch_add((p), (v), __ATOMIC_ACQUIRE)
 #define qa_fetch_add_release(p, v)  __atomic_fetch_add((p), (v), __ATOMIC_RELEASE)
+#else
+/*
+ * GenMC 0.10.3 does not wrap a 32-bit atomic add around: 257 + 0xffffff02
+ * is stored as 2^32 + 3, and a later cmpxchg that expects 3 fails for
+ * ever (the rwsem adds such "negative" adjustments to its count).  Under
+ * the checker an addend with its top bit set is subtracted as such.
+ */
+#define qa__add(add, sub, p, v, mo) __extension__({ \
+	__typeof__(*(p)) qa_v_ = (v); \
+	(qa_v_ >> (sizeof(qa_v_) * 8 - 1)) ? sub((p), -qa_v_, (mo)) \
+					     : add((p), qa_v_, (mo)); })
+#define qa_fetch_add(p, v) \
+	qa__add(__atomic_fetch_add, __atomic_fetch_sub, p, v, __ATOMIC_SEQ_CST)
+#define qa_fetch_add_relaxed(p, v) \
+	qa__add(__atomic_fetch_add, __atomic_fetch_sub, p, v, __ATOMIC_RELAXED)
+#define qa_fetch_add_acquire(p, v) \
+	qa__add(__atomic_fetch_add, __atomic_fetch_sub, p, v, __ATOMIC_ACQUIRE)
+#define qa_fetch_add_release(p, v) \
+	qa__add(__atomic_fetch_add, __atomic_fetch_sub, p, v, __ATOMIC_RELEASE)
+#endif
 #define qa_fetch_sub(p, v)          __atomic_fetch_sub((p), (v), __ATOMIC_SEQ_CST)
 #define qa_fetch_sub_relaxed(p, v)  __atomic_fetch_sub((p), (v), __ATOMIC_RELAXED)
 #define qa_fetch_sub_acquire(p, v)  __atomic_fetch_sub((p), (v), __ATOMIC_ACQUIRE)
@@ -105,10 +126,21 @@
 #define qa_fetch_andnot_release(p, v) __atomic_fetch_and((p), ~(v), __ATOMIC_RELEASE)
 
 /* add_return: the new value, as the kernel's atomic_add_return*. */
+#ifndef QLOCK_UNDER_GENMC
 #define qa_add_return(p, v)          __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
 #define qa_add_return_relaxed(p, v)  __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
 #define qa_add_return_acquire(p, v)  __atomic_add_fetch((p), (v), __ATOMIC_ACQUIRE)
 #define qa_add_return_release(p, v)  __atomic_add_fetch((p), (v), __ATOMIC_RELEASE)
+#else /* see qa_fetch_add */
+#define qa_add_return(p, v) \
+	qa__add(__atomic_add_fetch, __atomic_sub_fetch, p, v, __ATOMIC_SEQ_CST)
+#define qa_add_return_relaxed(p, v) \
+	qa__add(__atomic_add_fetch, __atomic_sub_fetch, p, v, __ATOMIC_RELAXED)
+#define qa_add_return_acquire(p, v) \
+	qa__add(__atomic_add_fetch, __atomic_sub_fetch, p, v, __ATOMIC_ACQUIRE)
+#define qa_add_return_release(p, v) \
+	qa__add(__atomic_add_fetch, __atomic_sub_fetch, p, v, __ATOMIC_RELEASE)
+#endif
 #define qa_sub_return_release(p, v)  __atomic_sub_fetch((p), (v), __ATOMIC_RELEASE)
 
 /* ---- fences ------------------------------------------------------------ */

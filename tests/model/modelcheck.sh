@@ -11,7 +11,9 @@
 # is one run with -DMODEL_VARIANT=v), on a line of its opening comment:
 #   " * modelcheck: -unroll=3 variants=0,1,2"
 # "mutants=0,2" limits the mutation runs to those variants (a variant
-# that never runs the mutated code cannot catch it; default: all of them).
+# that never runs the mutated code cannot catch it; default: all of them),
+# "mutant-models=rc11" to those models (a weakening that one model does
+# not tell apart from the original; default: rc11 and imm).
 # "modelcheck: skip REASON" keeps a harness out of the run (listed in the
 # table with its reason, not counted as a failure).
 # GENMC (default genmc) names the checker, MODELCHECK_TIMEOUT
@@ -28,18 +30,21 @@ logdir=$root/build/modelcheck
 # The options and the variants a harness lists.
 harness_flags() {
 	sed -n 's/^ \* modelcheck:\(.*\)$/\1/p' "$here/$1.c" | head -1 |
-		sed 's/variants=[0-9,]*//; s/mutants=[0-9,]*//'
+		sed 's/variants=[0-9,]*//; s/mutant-models=[a-z0-9,]*//; s/mutants=[0-9,]*//'
 }
 harness_variants() {
 	local v
 	v=$(sed -n 's/^ \* modelcheck:.*variants=\([0-9,]*\).*$/\1/p' "$here/$1.c" | head -1)
 	echo "${v:-0}" | tr , ' '
 }
-# Does the harness's mutation run on variant $2?
+# Does the harness's mutation run on variant $2 (under model $3, if given)?
 harness_mutates() {
 	local m
-	m=$(sed -n 's/^ \* modelcheck:.*mutants=\([0-9,]*\).*$/\1/p' "$here/$1.c" | head -1)
-	[ -z "$m" ] || echo ",$m," | grep -q ",$2,"
+	m=$(sed -n 's/^ \* modelcheck:.*[ ]mutants=\([0-9,]*\).*$/\1/p' "$here/$1.c" | head -1)
+	[ -z "$m" ] || echo ",$m," | grep -q ",$2," || return 1
+	[ -z "${3:-}" ] && return 0
+	m=$(sed -n 's/^ \* modelcheck:.*mutant-models=\([a-z0-9,]*\).*$/\1/p' "$here/$1.c" | head -1)
+	[ -z "$m" ] || echo ",$m," | grep -q ",$3,"
 }
 
 # One run: harness[:variant], model, kind (verify|mutant) -> one result line.
@@ -106,7 +111,7 @@ start=$(date +%s)
 for h in $runs; do
 	for model in rc11 imm; do
 		echo "$h $model verify"
-		harness_mutates "${h%%:*}" "${h#*:}" && echo "$h $model mutant"
+		harness_mutates "${h%%:*}" "${h#*:}" "$model" && echo "$h $model mutant"
 	done
 done | MODELCHECK_LOGDIR=$logdir xargs -P "$jobs" -L 1 "$0" --one
 end=$(date +%s)
@@ -117,6 +122,8 @@ for h in $runs; do
 	for kind in verify mutant; do
 		[ $kind = mutant ] && ! harness_mutates "${h%%:*}" "${h#*:}" && continue
 		for model in rc11 imm; do
+			[ $kind = mutant ] &&
+				! harness_mutates "${h%%:*}" "${h#*:}" "$model" && continue
 			f="$logdir/${h%%:*}-v${h#*:}-$model-$kind.log.result"
 			if [ ! -f "$f" ]; then
 				printf '%-14s %-5s %-8s %-22s\n' "$h" "$model" "$kind" "not run"

@@ -1,18 +1,43 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Model-check harness for the rwsem (src/lock/rwsem.c): one writer (its
- * last acquisition downgraded to a read lock) and two readers (one of
- * them tries down_read_trylock first), two iterations each (one under
- * GenMC), plain data protected by the lock, assert, no I/O.  Model build
- * (model_core.h): a futex sleeper returns only when a wake reaches it.  A
- * spin limit of 1 parks the wait-lock waiters almost at once, owner
- * spinning is off (the OSQ has its own harness) and the hand-off time is 0,
- * so a first waiter that finds the lock taken sets the hand-off bit at
- * once.  Both wake-up variants run.  Mutation: down_read's acquire made
- * relaxed.
+ * Model-check harness for the rwsem (src/lock/rwsem.c): plain data x == y
+ * kept by writers, checked by readers, assert, no I/O.  Model build
+ * (model_core.h): a futex sleeper returns only when a wake reaches it.
+ * Spin limit 1 (wait-lock and queue waiters park almost at once), no owner
+ * spinning and a hand-off time of 0 unless a variant says otherwise.  Each
+ * variant is one check reaching one path, two threads, one iteration each
+ * (a third lock user multiplies GenMC's work past any budget):
+ *   0  reader wake-up: a writer and a reader; a reader queued behind the
+ *      writer is granted by the unlock's wake-up (a batch of one: the
+ *      count pre-added, the grant's release, the futex wake)
+ *   1  wake-front: as 0 on rwsem-wake-front (seed 002's "before")
+ *   2  writer hand-off: two writers; the first waiter finds the lock
+ *      held, sets HANDOFF at once and is handed the lock at the unlock
+ *   3  OSQ spinning: two writers with an owner-spin budget that does not
+ *      run out under the checker (its clock stands still): the second
+ *      spins in the OSQ on the owner and takes the lock unqueued
+ *   4  timed-out reader: as 0 with a reader whose futex wait may time out
+ *      anywhere: it leaves the queue (clearing WAITERS) unless the
+ *      writer's wake-up granted it first
+ *   5  timed-out writer: a reader and a timed writer, likewise
+ *   6  downgrade: a writer downgrades to a read lock while a reader
+ *      queues: the downgrade wakes it to share
+ *   7  batch of two: main holds the write lock while two readers queue,
+ *      one wake-up grants both -- test runs only, too big for the checker
+ *   8  wake-front past a writer: main holds it while a reader and a
+ *      writer queue (rwsem-wake-front) -- test runs only
+ * Mutation: down_read's acquire made relaxed (the variants where a reader
+ * may take the fast path after a writer's release).
+ * GenMC options: the futex is kept out of line (QC_MODEL_FUTEX_OUT_OF_LINE,
+ * core/futex.c), and so are the slow paths that call it; with functions
+ * out of line GenMC 0.10.3's instruction caching replays a stale stack
+ * address (variant 5: "access to freed memory" on a new frame's first
+ * store), so it is off (--disable-instruction-caching).
  *
- * modelcheck: skip GenMC 0.10.3 does not finish it within 300 s yet (unroll 2; nor writer + one reader in 240 s)
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,5,6 mutants=0,1,4,6
  */
+/* The futex out of line for GenMC's inliner (core/futex.c says why). */
+#define QC_MODEL_FUTEX_OUT_OF_LINE 1
 #include "model_core.h"
 
 #include "core/osq.c"
@@ -22,69 +47,165 @@
 #include "qlock/qlock.h"
 #include "qlock/rwsem.h"
 
-enum { ITERS = MODEL_ITERS(1, 2) };
-
 static qlock_rwsem_t sem = QLOCK_RWSEM_INIT;
-static int x, y;   /* plain data: the writer keeps x == y */
-static int writes;
-static bool front;
+static int x, y;   /* plain data: writers keep x == y */
+static int writes; /* plain: completed write sections */
+static uint32_t reads; /* atomic: readers share their section */
+static int timeouts;  /* plain: one timed thread per variant */
+static int variant;
+
+static bool front(void)
+{
+	return variant == 1 || variant == 8;
+}
+
+static void write_section(void)
+{
+	x++;
+	assert(x == y + 1);
+	y++;
+	writes++;
+}
+
+static void read_section(void)
+{
+	assert(x == y);
+	qa_fetch_add_relaxed(&reads, 1);
+}
+
+static void down_write(void)
+{
+	front() ? qrwsem_front_down_write(&sem) : qlock_down_write(&sem);
+}
+
+static void up_write(void)
+{
+	front() ? qrwsem_front_up_write(&sem) : qlock_up_write(&sem);
+}
 
 static void *writer(void *arg)
 {
 	(void)arg;
-	for (int i = 0; i < ITERS; i++) {
-		front ? qrwsem_front_down_write(&sem) : qlock_down_write(&sem);
-		x++;
-		assert(x == y + 1);
-		y++;
-		writes++;
-		if (i == ITERS - 1) {
-			front ? qrwsem_front_downgrade_write(&sem)
-			      : qlock_downgrade_write(&sem);
-			assert(x == y);
-			front ? qrwsem_front_up_read(&sem) : qlock_up_read(&sem);
-		} else {
-			front ? qrwsem_front_up_write(&sem) : qlock_up_write(&sem);
-		}
-	}
+	down_write();
+	write_section();
+	up_write();
 	return NULL;
 }
 
 static void *reader(void *arg)
 {
-	bool try = arg != NULL;
-
-	for (int i = 0; i < ITERS; i++) {
-		if (try && i == 0) {
-			if (!qlock_down_read_trylock(&sem))
-				continue;
-		} else {
-			front ? qrwsem_front_down_read(&sem) : qlock_down_read(&sem);
-		}
-		assert(x == y);
-		front ? qrwsem_front_up_read(&sem) : qlock_up_read(&sem);
-	}
+	(void)arg;
+	front() ? qrwsem_front_down_read(&sem) : qlock_down_read(&sem);
+	read_section();
+	front() ? qrwsem_front_up_read(&sem) : qlock_up_read(&sem);
 	return NULL;
 }
 
-int main(void)
+/* A deadline only a futex wait's time-out reaches under the checker. */
+static const struct timespec later = { 1, 0 };
+
+static void *timed_reader(void *arg)
 {
+	(void)arg;
+	if (qlock_down_read_timed(&sem, &later, CLOCK_MONOTONIC) == ETIMEDOUT) {
+		timeouts++;
+		return NULL;
+	}
+	read_section();
+	qlock_up_read(&sem);
+	return NULL;
+}
 
-	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
-	qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS, 0);
-	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, 0);
-	int v;
+static void *timed_writer(void *arg)
+{
+	(void)arg;
+	if (qlock_down_write_timed(&sem, &later, CLOCK_MONOTONIC) == ETIMEDOUT) {
+		timeouts++;
+		return NULL;
+	}
+	write_section();
+	qlock_up_write(&sem);
+	return NULL;
+}
 
-	for_each_variant(v, 2) {
-		front = v == 1;
-		x = y = writes = 0;
+static void *downgrader(void *arg)
+{
+	(void)arg;
+	qlock_down_write(&sem);
+	write_section();
+	qlock_downgrade_write(&sem);
+	read_section();
+	qlock_up_read(&sem);
+	return NULL;
+}
+
+/* Variants 7 and 8: main holds the write lock while the others queue. */
+static void behind_main(void *(*a)(void *), void *(*b)(void *))
+{
+	down_write();
+	model_spawn(a, NULL);
+	model_spawn(b, NULL);
+	write_section();
+	up_write();
+}
+
+static void run_variant(void)
+{
+	switch (variant) {
+	case 0:
+	case 1:
 		model_spawn(writer, NULL);
 		model_spawn(reader, NULL);
-		model_spawn(reader, &sem);
-		model_join_all();
-		assert(writes == ITERS && x == ITERS && y == ITERS);
+		break;
+	case 2:
+	case 3:
+		model_spawn(writer, NULL);
+		model_spawn(writer, NULL);
+		break;
+	case 4:
+		model_spawn(writer, NULL);
+		model_spawn(timed_reader, NULL);
+		break;
+	case 5:
+		model_spawn(reader, NULL);
+		model_spawn(timed_writer, NULL);
+		break;
+	case 6:
+		model_spawn(downgrader, NULL);
+		model_spawn(reader, NULL);
+		break;
+	case 7:
+		behind_main(reader, reader);
+		break;
+	case 8:
+		behind_main(reader, writer);
+		break;
+	}
+	model_join_all();
+}
+
+/* Writes and reads each variant completes, timed-out ones excepted. */
+static const int want_writes[] = { 1, 1, 2, 2, 1, 1, 1, 1, 2 };
+static const int want_reads[] = { 1, 1, 0, 0, 1, 1, 2, 2, 1 };
+
+int main(void)
+{
+	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
+	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, 0);
+	for_each_variant(variant, 9) {
+		/* Variant 3 spins; under the checker the budget never ends. */
+		qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS,
+			       variant == 3 ? 1000000000L : 0);
+		x = y = writes = timeouts = 0;
+		qa_write(&reads, 0);
+		run_variant();
+		assert(writes + (variant == 5 ? timeouts : 0) ==
+		       want_writes[variant]);
+		assert((int)qa_read(&reads) + (variant == 4 ? timeouts : 0) ==
+		       want_reads[variant]);
+		assert(x == writes && y == writes);
 		assert(sem.count == 0 && sem.wait_lock == 0);
-		assert(sem.wait_list == NULL);
+		assert(sem.wait_list == NULL && sem.osq == 0);
 	}
 	return 0;
 }

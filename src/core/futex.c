@@ -160,28 +160,82 @@ int qc_futex_cmp_requeue(uint32_t *uaddr, uint32_t val, int nr_wake,
  * finds the waiter queued or the waiter finds the new word, and does not
  * sleep.  Each thread has one queue entry: the address it sleeps on, or
  * NULL.  A queued waiter returns only when a wake clears its entry or,
- * timed, when it withdraws the entry itself first: a lost wake-up leaves
- * it blocked for ever, which GenMC reports with -check-liveness.  Wakes
- * pick sleepers in thread order, not FIFO; there are no spurious wake-ups.
- * What the bucket lock orders is the futex's business: callers still
- * re-read their word with acquire, as with the real system call.
+ * timed, when it withdraws the entry itself first.  Wakes pick sleepers
+ * in thread order, not FIFO; there are no spurious wake-ups.  What the
+ * bucket lock orders is the futex's business: callers still re-read
+ * their word with acquire, as with the real system call.
+ *
+ * Lost wake-ups: model_awake counts the threads that can still wake a
+ * sleeper (running; main not while it joins; a timed sleeper is awake, it
+ * wakes itself), and above MODEL_ALIVE the started threads that have not
+ * returned.  The last thread awake that stops (sleeps, returns, or main
+ * joins) while another has not returned leaves it asleep for ever: an
+ * assertion in that update, so the first execution that loses a wake-up
+ * fails.  The count's updates are RMWs ordered with the wakes (bucket
+ * lock) and the starts and joins, so its old value is never stale: 1
+ * means nobody else can run again.  Run as a test, a sleeper also polls
+ * it.  Under GenMC the count costs executions (every order of its
+ * updates), so it is kept only with QC_MODEL_LOST_WAKE_CHECK (`make
+ * modelcheck`'s wake-mutant runs); without it a lost wake-up is a
+ * blocked execution, not an error.
  */
+#if !defined(QLOCK_UNDER_GENMC) || defined(QC_MODEL_LOST_WAKE_CHECK)
+#define MODEL_COUNT_AWAKE 1
+#endif
 static uint32_t model_bucket;
 static uint32_t *model_sleeping_on[QC_MODEL_THREADS];
 static uint32_t model_awake = 1; /* main (core/model.h) */
+#define MODEL_ALIVE (1u << 16)
+#ifdef MODEL_COUNT_AWAKE
+/* Under the bucket lock: the sleeper's wait is timed (counted awake). */
+static uint32_t model_sleep_timed[QC_MODEL_THREADS];
+#endif
 
-/* A subtraction as such: GenMC 0.10.3 does not wrap a 32-bit add of
+#ifdef MODEL_COUNT_AWAKE
+/* Add n (awake) and n * MODEL_ALIVE if `thread`; the old value.  A
+ * subtraction as such: GenMC 0.10.3 does not wrap a 32-bit add of
  * 2^32 - 1 around. */
+static uint32_t model_count_add(int n, bool thread)
+{
+	uint32_t d = (uint32_t)(n < 0 ? -n : n) * (thread ? MODEL_ALIVE + 1 : 1);
+
+	if (n < 0)
+		return qa_fetch_sub_relaxed(&model_awake, d);
+	return qa_fetch_add_relaxed(&model_awake, d);
+}
+
+/* A thread stopped; `old` the count before; `asleep` threads sleep. */
+static void model_check_stop(uint32_t old, uint32_t asleep)
+{
+	assert(!((old & (MODEL_ALIVE - 1)) == 1 && asleep) &&
+	       "lost wake-up: every other thread sleeps or has returned");
+	(void)old;
+	(void)asleep;
+}
+#endif
+
 void qc_model_awake_add(int n)
 {
-#ifdef QLOCK_UNDER_GENMC
-	(void)n; /* unused by the checker's sleep, see qc_futex_wait() */
-	return;
+#ifndef MODEL_COUNT_AWAKE
+	(void)n; /* the count costs executions, see above */
+#else
+	uint32_t old = model_count_add(n, false);
+
+	if (n < 0) /* main joins: a thread that has not returned sleeps */
+		model_check_stop(old, old / MODEL_ALIVE);
 #endif
-	if (n < 0)
-		qa_fetch_sub_relaxed(&model_awake, (uint32_t)-n);
-	else
-		qa_fetch_add_relaxed(&model_awake, (uint32_t)n);
+}
+
+void qc_model_thread_add(int n)
+{
+#ifndef MODEL_COUNT_AWAKE
+	(void)n;
+#else
+	uint32_t old = model_count_add(n, true);
+
+	if (n < 0) /* returns: another that has not returned sleeps */
+		model_check_stop(old, old / MODEL_ALIVE - 1);
+#endif
 }
 
 static void model_bucket_take(void)
@@ -241,7 +295,13 @@ int qc_futex_wait(uint32_t *uaddr, uint32_t val, const struct timespec *abs,
 		return 0;
 	}
 	qa_write(entry, uaddr);
-	qc_model_awake_add(-1);
+#ifdef MODEL_COUNT_AWAKE
+	qa_write(&model_sleep_timed[self], (uint32_t)(abs != NULL));
+#endif
+#ifdef MODEL_COUNT_AWAKE
+	if (!abs) /* we sleep, unless someone is awake to wake us */
+		model_check_stop(model_count_add(-1, false), 1);
+#endif
 	model_bucket_unlock();
 	if (abs) {
 		/* Time out at any point the other threads have reached:
@@ -250,8 +310,6 @@ int qc_futex_wait(uint32_t *uaddr, uint32_t val, const struct timespec *abs,
 
 		model_bucket_lock();
 		timed_out = model_withdraw(entry);
-		if (timed_out)
-			qc_model_awake_add(1);
 		model_bucket_unlock();
 		if (!timed_out)
 			return 0;
@@ -261,16 +319,19 @@ int qc_futex_wait(uint32_t *uaddr, uint32_t val, const struct timespec *abs,
 #ifdef QLOCK_UNDER_GENMC
 	/*
 	 * Asleep until a wake clears the entry (read compared with 0 only:
-	 * GenMC turns the loop into an assume).  A lost wake-up leaves the
-	 * execution blocked.  Reading model_awake here too would report it
-	 * as an error, but costs 70 times the executions (every order of the
-	 * counter's updates), so the checker leaves that to the test runs.
+	 * GenMC turns the loop into an assume).  Without the lost-wake
+	 * count (above) a lost wake-up leaves the execution blocked.
 	 */
-	while (qa_read(entry))
+#ifdef MODEL_COUNT_AWAKE
+	while (qa_read_acquire(entry)) /* see model_wake_one() */
 		;
 #else
+	while (qa_read(entry))
+		;
+#endif
+#else
 	/* Asleep until a wake clears the entry, or nobody is left to do it. */
-	while (qa_read(entry) && qa_read(&model_awake))
+	while (qa_read_acquire(entry) && qa_read(&model_awake) % MODEL_ALIVE)
 		qc_model_relax();
 	assert(!qa_read(entry) &&
 	       "lost wake-up: every other thread sleeps or has returned");
@@ -285,9 +346,15 @@ static int model_wake_one(int i, uint32_t *uaddr, uint32_t *to)
 {
 	if (qa_read(&model_sleeping_on[i]) != uaddr)
 		return 0;
-	qa_write(&model_sleeping_on[i], to);
-	if (!to)
+#ifdef MODEL_COUNT_AWAKE
+	/* Counted awake before it can see the wake: release pairs with the
+	 * sleeper's acquire, so its later updates follow ours. */
+	if (!to && !qa_read(&model_sleep_timed[i]))
 		qc_model_awake_add(1);
+	qa_write_release(&model_sleeping_on[i], to);
+#else
+	qa_write(&model_sleeping_on[i], to);
+#endif
 	return 1;
 }
 

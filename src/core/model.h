@@ -68,6 +68,8 @@ int qc_model_self(void);
  * the model reports as a failed assertion (so no liveness check is needed).
  */
 void qc_model_awake_add(int n);
+/* A started thread: awake and not returned (+1), or returned (-1). */
+void qc_model_thread_add(int n);
 
 /* A pause in a model wait loop: real threads on few CPUs give the CPU to
  * the thread they wait for; GenMC needs nothing (and has no sched.h). */

@@ -60,7 +60,7 @@ static void *model_run(void *p)
 	struct model_start *s = p;
 	void *r = s->fn(s->arg);
 
-	qc_model_awake_add(-1);
+	qc_model_thread_add(-1);
 	return r;
 }
 
@@ -73,7 +73,7 @@ static inline void model_spawn(void *(*fn)(void *), void *arg)
 
 	s->fn = fn;
 	s->arg = arg;
-	qc_model_awake_add(1);
+	qc_model_thread_add(1);
 	assert(!pthread_create(&s->t, NULL, model_run, s));
 }
 

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Model-checks every tests/model harness with GenMC under RC11 and IMM, and
-# each harness's mutation (QLOCK_MUTATE_<NAME>), which must be caught, then
-# prints the table.  Exit 0 only when every harness is verified under both
-# models and every mutation is reported as an error.
+# each harness's mutations, which must be caught, then prints the table:
+# "mutant", a weakened ordering (QLOCK_MUTATE_<NAME>), and for a lock that
+# sleeps, "wake-mutant", its key futex wake dropped
+# (QLOCK_MUTATE_WAKE_<NAME>, with the futex model's lost-wake check,
+# QC_MODEL_LOST_WAKE_CHECK).  Exit 0 only when every harness is verified
+# under both models and every mutation is reported as an error.
 #
 #   tests/model/modelcheck.sh [-j JOBS] [-o LOGDIR] [harness ...]
 #
@@ -14,6 +17,8 @@
 # that never runs the mutated code cannot catch it; default: all of them),
 # "mutant-models=rc11" to those models (a weakening that one model does
 # not tell apart from the original; default: rc11 and imm).
+# "wake-mutants=0,1" lists the variants of the wake-mutant runs (none
+# without it), under both models.
 # "modelcheck: skip REASON" keeps a harness out of the run (listed in the
 # table with its reason, not counted as a failure).
 # GENMC (default genmc) names the checker, MODELCHECK_TIMEOUT
@@ -30,7 +35,8 @@ logdir=$root/build/modelcheck
 # The options and the variants a harness lists.
 harness_flags() {
 	sed -n 's/^ \* modelcheck:\(.*\)$/\1/p' "$here/$1.c" | head -1 |
-		sed 's/variants=[0-9,]*//; s/mutant-models=[a-z0-9,]*//; s/mutants=[0-9,]*//'
+		sed 's/wake-mutants=[0-9,]*//; s/variants=[0-9,]*//;
+		     s/mutant-models=[a-z0-9,]*//; s/mutants=[0-9,]*//'
 }
 harness_variants() {
 	local v
@@ -47,13 +53,23 @@ harness_mutates() {
 	[ -z "$m" ] || echo ",$m," | grep -q ",$3,"
 }
 
-# One run: harness[:variant], model, kind (verify|mutant) -> one result line.
+# Does the harness's wake mutation run on variant $2?
+harness_wake_mutates() {
+	local m
+	m=$(sed -n 's/^ \* modelcheck:.*[ ]wake-mutants=\([0-9,]*\).*$/\1/p' "$here/$1.c" | head -1)
+	[ -n "$m" ] && echo ",$m," | grep -q ",$2,"
+}
+
+# One run: harness[:variant], model, kind (verify|mutant|wake-mutant) ->
+# one result line.
 run_one() {
 	local h=${1%%:*} v=${1#*:} model=$2 kind=$3 flags defs log rc t0 t1
 	local src="$here/${1%%:*}.c"
 	flags=$(harness_flags "$h")
 	defs="-DMODEL_VARIANT=$v"
 	[ "$kind" = mutant ] && defs="$defs -DQLOCK_MUTATE_$(echo "$h" | tr a-z A-Z)"
+	[ "$kind" = wake-mutant ] && defs="$defs -DQC_MODEL_LOST_WAKE_CHECK \
+		-DQLOCK_MUTATE_WAKE_$(echo "$h" | tr a-z A-Z)"
 	log="$logdir/$h-v$v-$model-$kind.log"
 	t0=$(date +%s.%N)
 	# shellcheck disable=SC2086
@@ -112,21 +128,24 @@ for h in $runs; do
 	for model in rc11 imm; do
 		echo "$h $model verify"
 		harness_mutates "${h%%:*}" "${h#*:}" "$model" && echo "$h $model mutant"
+		harness_wake_mutates "${h%%:*}" "${h#*:}" && echo "$h $model wake-mutant"
 	done
 done | MODELCHECK_LOGDIR=$logdir xargs -P "$jobs" -L 1 "$0" --one
 end=$(date +%s)
 
 status=0
-printf '%-14s %-5s %-8s %-22s %10s %8s %8s\n' harness model run result executions blocked seconds
+printf '%-14s %-5s %-11s %-22s %10s %8s %8s\n' harness model run result executions blocked seconds
 for h in $runs; do
-	for kind in verify mutant; do
+	for kind in verify mutant wake-mutant; do
 		[ $kind = mutant ] && ! harness_mutates "${h%%:*}" "${h#*:}" && continue
+		[ $kind = wake-mutant ] &&
+			! harness_wake_mutates "${h%%:*}" "${h#*:}" && continue
 		for model in rc11 imm; do
 			[ $kind = mutant ] &&
 				! harness_mutates "${h%%:*}" "${h#*:}" "$model" && continue
 			f="$logdir/${h%%:*}-v${h#*:}-$model-$kind.log.result"
 			if [ ! -f "$f" ]; then
-				printf '%-14s %-5s %-8s %-22s\n' "$h" "$model" "$kind" "not run"
+				printf '%-14s %-5s %-11s %-22s\n' "$h" "$model" "$kind" "not run"
 				status=1
 				continue
 			fi
@@ -134,20 +153,20 @@ for h in $runs; do
 			case $kind:$rc in
 			verify:0) result=verified ;;
 			verify:42) result="ERROR"; status=1 ;;
-			mutant:42) result="error (caught)" ;;
-			mutant:0) result="MISSED (no error)"; status=1 ;;
+			*mutant:42) result="error (caught)" ;;
+			*mutant:0) result="MISSED (no error)"; status=1 ;;
 			*:124) result="tool error (timeout)"; status=1 ;;
 			*) result="tool error (rc $rc)"; status=1 ;;
 			esac
 			run=harness
-			[ "$kind" = mutant ] && run="mutant"
-			printf '%-14s %-5s %-8s %-22s %10s %8s %8s\n' "$h" "$model" \
+			[ "$kind" != verify ] && run=$kind
+			printf '%-14s %-5s %-11s %-22s %10s %8s %8s\n' "$h" "$model" \
 				"$run" "$result" "$execs" "$blocked" "$secs"
 		done
 	done
 done
 for h in $skipped; do
-	printf '%-14s %-5s %-8s not checked:%s\n' "$h" - - \
+	printf '%-14s %-5s %-11s not checked:%s\n' "$h" - - \
 		"$(harness_flags "$h" | sed 's/^ *skip//')"
 done
 echo "modelcheck: $((end - start)) s wall, -j $jobs, logs in $logdir"

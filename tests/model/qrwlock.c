@@ -8,9 +8,10 @@
  * the queue head to sleep almost at once, so the parking marks (SLOW,
  * W_SLEEP) and the wake-up checks of the unlocks are exercised too.
  * Every variant runs: the current layout and the two 2015 ones.
- * Mutation: the write unlock's release made relaxed.
+ * Mutation: the write unlock's release made relaxed.  Wake mutation:
+ * every wake of a sleeping waiter dropped.
  *
- * modelcheck: -unroll=2 variants=0,1,2
+ * modelcheck: -unroll=2 variants=0,1,2 wake-mutants=0,1,2
  */
 #include "model_core.h"
 

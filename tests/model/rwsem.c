@@ -27,14 +27,16 @@
  *   8  wake-front past a writer: main holds it while a reader and a
  *      writer queue (rwsem-wake-front) -- test runs only
  * Mutation: down_read's acquire made relaxed (the variants where a reader
- * may take the fast path after a writer's release).
+ * may take the fast path after a writer's release).  Wake mutation: the
+ * wake of the waiters a wake-up granted dropped (the variants where one
+ * sleeps untimed and is granted).
  * GenMC options: the futex is kept out of line (QC_MODEL_FUTEX_OUT_OF_LINE,
  * core/futex.c), and so are the slow paths that call it; with functions
  * out of line GenMC 0.10.3's instruction caching replays a stale stack
  * address (variant 5: "access to freed memory" on a new frame's first
  * store), so it is off (--disable-instruction-caching).
  *
- * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,5,6 mutants=0,1,4,6
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,5,6 mutants=0,1,4,6 wake-mutants=0,1,2,6
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1

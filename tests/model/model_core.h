@@ -87,6 +87,38 @@ static inline void model_join_all(void)
 }
 
 /*
+ * model_await_asleep(t): main, holding a lock, waits until thread t (the
+ * t-th it started) sleeps in the futex, so that what it does next meets
+ * t queued: a harness prunes the interleavings where it goes on earlier
+ * (the two-thread variants cover those), which makes three lock users
+ * checkable.  Under GenMC one read of t's queue entry and an assume (no
+ * loop: -unroll would cut it): an execution where t is not asleep yet
+ * ends blocked, unexplored.  Run as a test, a bounded poll: the order is
+ * a preference there, every order being correct.
+ */
+#ifdef QLOCK_UNDER_GENMC
+#include <genmc.h>
+static inline void model_await_asleep(int t)
+{
+	__VERIFIER_assume(qa_read(&model_sleeping_on[t]) != 0);
+}
+#else
+static inline void model_await_asleep(int t)
+{
+	(void)t;
+	for (int i = 0; i < 100000; i++) {
+		int asleep = 0;
+
+		for (int j = 1; j < QC_MODEL_THREADS; j++)
+			asleep += qa_read(&model_sleeping_on[j]) != 0;
+		if (asleep >= model_nstarts - model_njoined)
+			return;
+		qc_model_relax();
+	}
+}
+#endif
+
+/*
  * for_each_variant(v, n): as an ordinary test, a harness runs each of its
  * n variants in turn; under GenMC, which numbers threads without reuse,
  * one per check: MODEL_VARIANT (default 0; `make modelcheck` runs the ones

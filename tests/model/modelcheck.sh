@@ -17,6 +17,10 @@
 # that never runs the mutated code cannot catch it; default: all of them),
 # "mutant-models=rc11" to those models (a weakening that one model does
 # not tell apart from the original; default: rc11 and imm).
+# "variant-unroll=7:3" gives variant 7 its own -unroll (a variant whose
+# threads need one more loop iteration than the others').
+# "wake-unroll=4" the -unroll of its wake-mutant runs (a lost wake-up
+# that only shows after a loop's further iterations).
 # "wake-mutants=0,1" lists the variants of the wake-mutant runs (none
 # without it), under both models.
 # "modelcheck: skip REASON" keeps a harness out of the run (listed in the
@@ -36,7 +40,13 @@ logdir=$root/build/modelcheck
 harness_flags() {
 	sed -n 's/^ \* modelcheck:\(.*\)$/\1/p' "$here/$1.c" | head -1 |
 		sed 's/wake-mutants=[0-9,]*//; s/variants=[0-9,]*//;
-		     s/mutant-models=[a-z0-9,]*//; s/mutants=[0-9,]*//'
+		     s/mutant-models=[a-z0-9,]*//; s/mutants=[0-9,]*//;
+		     s/variant-unroll=[0-9:,]*//; s/wake-unroll=[0-9]*//'
+}
+# The -unroll a harness's "variant-unroll=7:3,8:4" gives variant $2, if any.
+variant_unroll() {
+	sed -n 's/^ \* modelcheck:.*variant-unroll=\([0-9:,]*\).*$/\1/p' \
+		"$here/$1.c" | head -1 | tr , '\n' | sed -n "s/^$2:\([0-9]*\)$/\1/p"
 }
 harness_variants() {
 	local v
@@ -63,9 +73,13 @@ harness_wake_mutates() {
 # One run: harness[:variant], model, kind (verify|mutant|wake-mutant) ->
 # one result line.
 run_one() {
-	local h=${1%%:*} v=${1#*:} model=$2 kind=$3 flags defs log rc t0 t1
+	local h=${1%%:*} v=${1#*:} model=$2 kind=$3 flags defs log rc t0 t1 u
 	local src="$here/${1%%:*}.c"
 	flags=$(harness_flags "$h")
+	u=$(variant_unroll "$h" "$v")
+	[ "$kind" = wake-mutant ] && u=$(sed -n \
+		's/^ \* modelcheck:.*wake-unroll=\([0-9]*\).*$/\1/p' "$src" | head -1)
+	[ -n "$u" ] && flags=$(echo "$flags" | sed "s/-unroll=[0-9]*/-unroll=$u/")
 	defs="-DMODEL_VARIANT=$v"
 	[ "$kind" = mutant ] && defs="$defs -DQLOCK_MUTATE_$(echo "$h" | tr a-z A-Z)"
 	[ "$kind" = wake-mutant ] && defs="$defs -DQC_MODEL_LOST_WAKE_CHECK \

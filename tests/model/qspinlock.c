@@ -6,9 +6,13 @@
  * layout) and the futex model.  A spin limit of 1 sends
  * waiters to sleep almost at once, so the parking paths (node sleep, head
  * SLOW sleep, stealing) are exercised too.  Mutation: the unlock's
- * release made relaxed.
+ * release made relaxed.  Wake mutation: the slow unlock's wake of the
+ * head sleeping with SLOW dropped (variants 0-2; variant 3 never
+ * sleeps); its lost wake-up shows only with the loops unrolled 4 times
+ * (at -unroll=2 the executions that reach it end blocked; 0.5-5 s each at
+ * 4, where a verification run takes minutes).
  *
- * modelcheck: -unroll=2 variants=0,1,2,3
+ * modelcheck: -unroll=2 variants=0,1,2,3 wake-mutants=0,1,2 wake-unroll=4
  */
 #include "model_core.h"
 

@@ -22,10 +22,14 @@
  *   5  timed-out writer: a reader and a timed writer, likewise
  *   6  downgrade: a writer downgrades to a read lock while a reader
  *      queues: the downgrade wakes it to share
- *   7  batch of two: main holds the write lock while two readers queue,
- *      one wake-up grants both -- test runs only, too big for the checker
+ *   7  batch of two: main holds the write lock while two readers queue
+ *      (main starts the second once the first sleeps, and releases once
+ *      both sleep: model_await_asleep prunes every other order, which
+ *      the two-thread variants cover); one wake-up grants both.  The
+ *      readers need a third loop iteration (-unroll=3 for this variant)
  *   8  wake-front past a writer: main holds it while a reader and a
- *      writer queue (rwsem-wake-front) -- test runs only
+ *      writer queue (rwsem-wake-front), ordered as 7 -- test runs only:
+ *      75600 executions in 87 s under RC11, over 200 s under IMM
  * Mutation: down_read's acquire made relaxed (the variants where a reader
  * may take the fast path after a writer's release).  Wake mutation: the
  * wake of the waiters a wake-up granted dropped (the variants where one
@@ -36,7 +40,7 @@
  * address (variant 5: "access to freed memory" on a new frame's first
  * store), so it is off (--disable-instruction-caching).
  *
- * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,5,6 mutants=0,1,4,6 wake-mutants=0,1,2,6
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,5,6,7 variant-unroll=7:3 mutants=0,1,4,6 wake-mutants=0,1,2,6
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1
@@ -146,7 +150,9 @@ static void behind_main(void *(*a)(void *), void *(*b)(void *))
 {
 	down_write();
 	model_spawn(a, NULL);
+	model_await_asleep(1);
 	model_spawn(b, NULL);
+	model_await_asleep(2);
 	write_section();
 	up_write();
 }

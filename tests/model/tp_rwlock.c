@@ -18,10 +18,18 @@
  *      (group leader and OSQ spinner) -- test runs only, too big for the
  *      checker
  * Mutation: the reader fast path's acquire made relaxed (checked on the
- * variants with a reader).
+ * variants with a reader).  Wake mutation: the release's wake of the
+ * sleeping top waiter dropped (variant 0).
  *
- * modelcheck: -unroll=2 variants=0,1,2,3 mutants=0,1,3
+ * GenMC options: the futex out of line (QC_MODEL_FUTEX_OUT_OF_LINE,
+ * core/futex.c says why) and instruction caching off, as rwsem.c:
+ * variant 0 then checks in 0.2 s instead of 10 s, and its wake mutant is
+ * caught in 0.6 s instead of 73 s.
+ *
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3 mutants=0,1,3 wake-mutants=0
  */
+/* The futex out of line for GenMC's inliner (core/futex.c says why). */
+#define QC_MODEL_FUTEX_OUT_OF_LINE 1
 #include "model_core.h"
 
 #include "core/osq.c"

@@ -124,6 +124,21 @@ static void *reader_thread(void *arg)
 
 static bool writer_waits(void) { return (word() & V->waiting) != 0; }
 static bool writer_sleeps(void) { return (word() & QRW_W_SLEEP) != 0; }
+
+/*
+ * The waiter has passed its last check and counted its sleep.  Marking
+ * the word (SLEEP, SLOW) comes before that check: a release between the
+ * two makes the waiter return without sleeping, so a test that asserts a
+ * sleep waits for this too (under qemu-aarch64 the window was hit: the
+ * sleep count was 0 after the release).
+ */
+static bool sleep_counted(void)
+{
+	struct qc_class_stats st;
+
+	qc_stats_read(QC_CLASS_qrwlock, &st);
+	return st.ev[QC_EV_sleep] >= 1;
+}
 static bool head_sleeps(void) { return (word() & QRW_W_BYTE) == QRW_W_SLOW; }
 static bool contended(void) { return qlock_rwlock_is_contended(L); }
 
@@ -148,8 +163,10 @@ static void test_writer_waits_for_reader(bool park)
 		assert(!qa_read_acquire(&writer_done));
 		qlock_read_unlock(L);
 	}
-	if (park)
+	if (park) {
 		wait_for(writer_sleeps);
+		wait_for(sleep_counted);
+	}
 	assert(!qa_read_acquire(&writer_done));
 	/* A new reader queues behind the writer. */
 	assert(!pthread_create(&r, NULL, reader_thread, NULL));
@@ -175,6 +192,7 @@ static void test_head_sleeps_on_writer(bool reader)
 	assert(!pthread_create(&t, NULL, reader ? reader_thread : writer_thread,
 			       NULL));
 	wait_for(head_sleeps); /* the queue head marked the writer byte SLOW */
+	wait_for(sleep_counted);
 	assert(!qa_read_acquire(reader ? &reader_done : &writer_done));
 	assert(!LK->tryrdlock(L) && !LK->trylock(L));
 	if (V == &variants[0]) /* a holding writer stops an unfair reader */

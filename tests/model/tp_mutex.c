@@ -20,8 +20,15 @@
  *      withdraws its hand-off request unless the unlock claimed it
  *   5  serial queue: three lockers (the serial lock's sleep, its wake and
  *      its hand-off request) -- test runs only, too big for the checker
+ *   6  serial queue, ordered: main holds the mutex, starts a locker,
+ *      waits until it sleeps (the top waiter, on the word), starts a
+ *      second, waits until it sleeps (on the serial lock), then unlocks:
+ *      the serial lock's sleep and its wake (model_await_asleep prunes
+ *      every other order; the serial lock's hand-off request needs a
+ *      third locker beating the woken one, and with main locking again
+ *      the check ran past 150 s)
  * Mutation: the steal's acquire made relaxed.  Wake mutation: the
- * unlock's wake of the sleeping top waiter dropped (variant 0).
+ * unlock's wake of the sleeping top waiter dropped (variants 0, 6).
  *
  * GenMC options: the futex out of line (QC_MODEL_FUTEX_OUT_OF_LINE,
  * core/futex.c says why) and instruction caching off, as rwsem.c: variant
@@ -29,7 +36,7 @@
  * Variant 5 with main holding the mutex until the others sleep (as
  * rwsem.c's variant 7) still ran past 150 s.
  *
- * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4 wake-mutants=0
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,6 mutants=0,1,2,3,4 wake-mutants=0,6
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1
@@ -101,9 +108,22 @@ static void tune(int v)
 	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, v == 0 || v >= 4 ? 0 : 1000000000);
 }
 
+/* Variant 6: main holds the mutex until the two lockers sleep, one on
+ * the word (top waiter), one on the serial lock. */
+static void behind_main(void)
+{
+	qlock_tp_mutex_lock(&m);
+	model_spawn(locker, NULL);
+	model_await_asleep(1);
+	model_spawn(locker, NULL);
+	model_await_asleep(2);
+	critical_section();
+	qlock_tp_mutex_unlock(&m);
+}
+
 int main(void)
 {
-	for_each_variant(variant, 6) {
+	for_each_variant(variant, 7) {
 		void *(*second)(void *) = variant == 3 ? trylocker :
 					  variant == 4 ? timedlocker : locker;
 
@@ -111,10 +131,15 @@ int main(void)
 		int lockers = (second == locker) + 1 + (variant == 5);
 
 		counter = extra = 0;
-		model_spawn(locker, NULL);
-		model_spawn(second, NULL);
-		if (variant == 5)
+		if (variant == 6) {
+			behind_main();
+			extra = 1; /* main's own section */
+		} else {
 			model_spawn(locker, NULL);
+			model_spawn(second, NULL);
+			if (variant == 5)
+				model_spawn(locker, NULL);
+		}
 		model_join_all();
 		assert(counter == lockers * ITERS + extra);
 		assert(m.val == 0 && m.serial == 0 && m.handoff == 0 &&

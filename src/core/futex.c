@@ -297,8 +297,6 @@ int qc_futex_wait(uint32_t *uaddr, uint32_t val, const struct timespec *abs,
 	qa_write(entry, uaddr);
 #ifdef MODEL_COUNT_AWAKE
 	qa_write(&model_sleep_timed[self], (uint32_t)(abs != NULL));
-#endif
-#ifdef MODEL_COUNT_AWAKE
 	if (!abs) /* we sleep, unless someone is awake to wake us */
 		model_check_stop(model_count_add(-1, false), 1);
 #endif

@@ -157,8 +157,9 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 /*
  * The default drop-in's hot path: a NORMAL or ADAPTIVE mutex on the TP
  * algorithm, free when locked and without waiters when unlocked, costs the
- * library's own fast path (one cmpxchg) plus two loads: the kind and
- * shim_mutex_fast.  No fork check is needed there: the lock cmpxchg only
+ * library's own fast path (one cmpxchg) plus three loads: the kind,
+ * shim_mutex_fast and __libc_single_threaded (while the process has one
+ * thread, a plain load and store replace the cmpxchg, as in glibc).  No fork check is needed there: the lock cmpxchg only
  * takes a free word, and the unlock cmpxchg only releases a word that is
  * exactly our tid, both right in a fork child too; whatever a fork left
  * behind (WAITERS, a ghost top waiter) sends the call to the general path,
@@ -175,9 +176,13 @@ static inline bool mutex_fast_ok(const struct qm *q)
 static inline bool mutex_lock_fast(pthread_mutex_t *m)
 {
 #ifdef SHIM_WITH_TP
-	return mutex_fast_ok(QM(m)) &&
-	       tp_mutex_lock_fast((qlock_tp_mutex_t *)QM(m)->word,
-				  tp_self_tid());
+	qlock_tp_mutex_t *tm = (qlock_tp_mutex_t *)QM(m)->word;
+
+	if (!mutex_fast_ok(QM(m)))
+		return false;
+	if (shim_single_threaded())
+		return tp_mutex_lock_fast_single(tm, tp_self_tid());
+	return tp_mutex_lock_fast(tm, tp_self_tid());
 #else
 	(void)m;
 	return false;
@@ -192,6 +197,9 @@ static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 	if (!mutex_fast_ok(QM(m)))
 		return false;
 	tid = tp_self_tid();
+	if (shim_single_threaded())
+		return tp_mutex_unlock_fast_single(
+			(qlock_tp_mutex_t *)QM(m)->word, tid);
 	return tp_mutex_unlock_fast((qlock_tp_mutex_t *)QM(m)->word, tid) ==
 	       tid;
 #else

@@ -315,7 +315,8 @@ static inline bool rw_unlock_fast_qrwlock(struct qrw *q)
 	if (w != self_id())
 		return false;
 	rw_record_writer(q, 0);
-	qlock_write_unlock(l);
+	if (qrw_cur_write_unlock_fast(l) != QRW_W_LOCKED)
+		qlock_write_unlock(l); /* a sleeping waiter, or misuse */
 	return true;
 }
 #endif

@@ -445,16 +445,10 @@ QRW_INLINE void qrw_write_unlock(qlock_rwlock_t *lock)
 {
 	/* O1/O2/O3 release; fails on SLOW (O5), or when no writer holds
 	 * the lock (misuse: left as it is). */
-#ifndef QLOCK_MUTATE_QRWLOCK
-	uint8_t w = qa_u8_cmpxchg_release(&lock->cnts, 0, QRW_W_LOCKED, 0);
-#else /* model-check mutation (tests/model): must be caught */
-	uint8_t w = qa_u8_cmpxchg_relaxed(&lock->cnts, 0, QRW_W_LOCKED, 0);
-#endif
+	uint8_t w = qrw_cur_write_unlock_fast(lock);
 
-	if (qa_likely(w == QRW_W_LOCKED)) {
-		qc_test_released(lock);
+	if (qa_likely(w == QRW_W_LOCKED))
 		return;
-	}
 	if (qa_unlikely(w != QRW_W_SLOW)) {
 		qc_misuse("qlock_write_unlock", "the lock is not write-locked",
 			  lock);

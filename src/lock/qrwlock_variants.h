@@ -86,6 +86,23 @@ static inline bool qrw_cur_write_lock_fast(qlock_rwlock_t *lock)
 	return qa_try_cmpxchg_acquire(&lock->cnts, &cnts, QRW_W_LOCKED);
 }
 
+/* Write unlock: the write-mode byte LOCKED -> 0 (O1/O2/O3 release).
+ * Returns the byte it found: LOCKED when released, else (SLOW: a waiter
+ * sleeps; or misuse) nothing changed and qlock_write_unlock() does the
+ * rest. */
+static inline uint8_t qrw_cur_write_unlock_fast(qlock_rwlock_t *lock)
+{
+#ifndef QLOCK_MUTATE_QRWLOCK
+	uint8_t w = qa_u8_cmpxchg_release(&lock->cnts, 0, QRW_W_LOCKED, 0);
+#else /* model-check mutation (tests/model): must be caught */
+	uint8_t w = qa_u8_cmpxchg_relaxed(&lock->cnts, 0, QRW_W_LOCKED, 0);
+#endif
+
+	if (qa_likely(w == QRW_W_LOCKED))
+		qc_test_released(lock);
+	return w;
+}
+
 /*
  * The seed 000 variants: same layout, same reader paths, they differ only
  * in how the queue-head writer sets WAITING.

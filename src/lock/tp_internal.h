@@ -114,6 +114,32 @@ static inline uint32_t tp_mutex_unlock_fast(qlock_tp_mutex_t *m, uint32_t tid)
 	return v;
 }
 
+/*
+ * The same two paths for a process that has only this thread (the pthread
+ * drop-in asks glibc's __libc_single_threaded, as glibc's own mutex does):
+ * nobody else can read or write the word, so a plain load and store do
+ * what the cmpxchg does.  A thread created later is ordered after these
+ * stores by pthread_create, and finds the word as a cmpxchg would have
+ * left it; an unlock after that takes the atomic path above.
+ */
+static inline bool tp_mutex_lock_fast_single(qlock_tp_mutex_t *m, uint32_t tid)
+{
+	if (qa_read(&m->val) != 0)
+		return false;
+	qa_write(&m->val, tid);
+	return true;
+}
+
+static inline bool tp_mutex_unlock_fast_single(qlock_tp_mutex_t *m,
+					       uint32_t tid)
+{
+	if (qa_read(&m->val) != tid)
+		return false;
+	qa_write(&m->val, 0u);
+	qc_test_released(m);
+	return true;
+}
+
 /* ---- the TP rwlock's uncontended paths (word layout: tp_rwlock.c) ------ */
 
 /* Can a new reader join word v?  (No writer, no WAITERS, SLEEPER or

@@ -24,9 +24,10 @@
  *      waits until it sleeps (the top waiter, on the word), starts a
  *      second, waits until it sleeps (on the serial lock), then unlocks:
  *      the serial lock's sleep and its wake (model_await_asleep prunes
- *      every other order; the serial lock's hand-off request needs a
- *      third locker beating the woken one, and with main locking again
- *      the check ran past 150 s)
+ *      every other order).  The serial lock's hand-off request (a
+ *      third locker beating the woken one: with main locking again the
+ *      check ran past 150 s) and a timed-out wait on it (a third locker,
+ *      timed) are checked on the serial lock alone: tests/model/tp_serial.c
  * Mutation: the steal's acquire made relaxed.  Wake mutation: the
  * unlock's wake of the sleeping top waiter dropped (variants 0, 6).
  *

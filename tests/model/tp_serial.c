@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Model-check harness for the TP locks' serial lock on its own
+ * (tp_serial_lock/unlock and the hand-off request, src/lock/tp_internal.h),
+ * over two words of its own: through the whole mutex its hand-off request
+ * needs a third locker, past any budget (tests/model/tp_mutex.c).  Plain
+ * data in the critical section, assert; after the join the count of
+ * sections, the serial word free (never left held for nobody) and no
+ * request left.  Built in the model build (model_core.h).
+ * Each variant is one check reaching one path:
+ *   0  hand-off request (main and a waiter A, spin limit 1): main holds
+ *      the lock, starts A, waits until A sleeps on the serial word
+ *      (model_await_asleep), releases (the wake) and takes it again at
+ *      once.  Where the re-take comes between the wake and A's xchg, the
+ *      woken A finds the lock taken, asks for it, sleeps on the request
+ *      word, and main's release hands it over and wakes A; the other
+ *      orders: A's request finds the lock free (the two cmpxchg's on the
+ *      serial word decide), A takes it first and main sleeps, a release
+ *      that took the lock back finds the request gone and frees it again
+ *   1  timed-out wait: as 0 with A's futex waits timed, so they may time
+ *      out anywhere: on the serial word (ETIMEDOUT, A's xchg having left
+ *      2: one spare wake-up), or on the request word (A withdraws its
+ *      request, or finds the lock handed to it meanwhile and keeps it):
+ *      a timed-out A never holds the lock
+ *   2  a pending request met (main and waiters A and B, spin limit 0):
+ *      main holds the lock until A and then B sleep on the serial word,
+ *      releases and takes it again: a woken waiter beaten to the lock
+ *      while the other's request is pending makes none (EAGAIN) and
+ *      sleeps on the serial word again
+ * Not reached: a new arrival refused while a request is pending (every
+ * request here is made while main already holds the lock again), two
+ * releasers racing for one request.
+ * Mutation: the requester's acquire read of the request word made relaxed:
+ * a lock handed over no longer orders the releaser's critical section
+ * before the requester's (caught in every variant).
+ * (The release's hand-over made relaxed is not a weakening: the releaser's
+ * fully ordered RMW of the request word before it heads a release sequence
+ * that the relaxed RMW continues; GenMC verified it under both models.)
+ * Wake mutation: the release's wake of the requester sleeping on the
+ * request word dropped (variant 0, where A sleeps untimed).
+ *
+ * GenMC options: as tp_mutex.c's (futex out of line, instruction caching
+ * off); -unroll=3: at 2, 10 executions of variant 0 ended blocked.
+ *
+ * modelcheck: -unroll=3 --disable-instruction-caching variants=0,1,2 wake-mutants=0
+ */
+/* The futex out of line for GenMC's inliner (core/futex.c says why). */
+#define QC_MODEL_FUTEX_OUT_OF_LINE 1
+#include "model_core.h"
+
+/* tp_self_tid()'s slow path and cache are the mutex's (tp_tid_slow). */
+#include "lock/tp_mutex.c"
+
+#include "qlock/qlock.h"
+
+/* Test runs: each variant this many times (60 threads in all, within
+ * the model's QC_MODEL_THREADS). */
+#define RUNS MODEL_ITERS(1, 15)
+
+static uint32_t serial, request; /* the lock's serial and ho words */
+static int counter;              /* plain: protected by the serial lock */
+static int inside;
+static int timed_out; /* plain: A's, read after the join */
+static int variant;
+
+/*
+ * Run as a test, main re-takes the lock long before the woken waiter
+ * runs, and is gone again by the time the waiter asks: main holds it
+ * until a request is made or every waiter returned (bounded), so that
+ * the hand-off happens there too.  And a timed waiter times out at once
+ * there (the futex model), so main waits until each waiter sleeps or has
+ * returned, not the whole of model_await_asleep()'s bound.  Under GenMC
+ * every order is explored anyway (a shared count would only multiply
+ * them), and model_await_asleep() is an assume.
+ */
+#ifdef QLOCK_UNDER_GENMC
+static void waiter_returns(void)
+{
+}
+
+static void await_waiters(void)
+{
+	model_await_asleep(model_nstarts);
+}
+
+static void let_waiter_ask(void)
+{
+}
+#else
+static int returned; /* waiters returned, in all runs */
+
+static void waiter_returns(void)
+{
+	qa_fetch_add(&returned, 1);
+}
+
+static void await_waiters(void)
+{
+	for (int i = 0; i < 100000; i++) {
+		int n = qa_read(&returned);
+
+		for (int j = 1; j < QC_MODEL_THREADS; j++)
+			n += qa_read(&model_sleeping_on[j]) != 0;
+		if (n >= model_nstarts)
+			return;
+		qc_model_relax();
+	}
+}
+
+static void let_waiter_ask(void)
+{
+	for (int i = 0; i < 100000 && !qa_read(&request) &&
+			qa_read(&returned) < model_nstarts; i++)
+		qc_model_relax();
+}
+#endif
+
+static void critical_section(void)
+{
+	assert(!inside);
+	inside = 1;
+	counter++;
+	inside = 0;
+}
+
+static int serial_lock(const struct timespec *abs)
+{
+	return tp_serial_lock(&serial, &request, abs, CLOCK_MONOTONIC, CLS,
+			      QC_OP_LOCK, NULL, 0, 1);
+}
+
+static void serial_unlock(void)
+{
+	tp_serial_unlock(&serial, &request, CLS, QC_OP_UNLOCK);
+}
+
+static void *waiter(void *arg)
+{
+	/* A deadline only a futex wait's time-out reaches under the
+	 * checker. */
+	struct timespec later = { 1, 0 };
+	int err;
+
+	(void)arg;
+	err = serial_lock(variant == 1 ? &later : NULL);
+	if (err) {
+		assert(err == ETIMEDOUT && variant == 1);
+		timed_out = 1;
+	} else {
+		critical_section();
+		serial_unlock();
+	}
+	waiter_returns();
+	return NULL;
+}
+
+int main(void)
+{
+	for_each_variant(variant, 3) {
+		/* Variant 2 without the spin (0 and 1 have it): half the
+		 * executions. */
+		qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, variant == 2 ? 0 : 1);
+		for (int run = 0; run < RUNS; run++) {
+			int waiters = 1 + (variant == 2);
+
+			counter = timed_out = 0;
+			assert(serial_lock(NULL) == 0);
+			model_spawn(waiter, NULL);
+			await_waiters();
+			if (waiters == 2) {
+				model_spawn(waiter, NULL);
+				await_waiters();
+			}
+			critical_section();
+			serial_unlock();
+			assert(serial_lock(NULL) == 0);
+			let_waiter_ask();
+			critical_section();
+			serial_unlock();
+			model_join_all();
+			assert(counter == 2 + waiters - timed_out);
+			/* Free, and never held for nobody: a withdrawn request
+			 * leaves neither the lock taken nor the request. */
+			assert(serial == 0 && request == 0);
+		}
+	}
+	return 0;
+}

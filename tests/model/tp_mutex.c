@@ -16,8 +16,11 @@
  *      owner and never sleeps
  *   3  trylock: a locker and a trylocker (fast path, steal, failure)
  *   4  timeout withdrawal: a locker and a timed locker whose futex waits
- *      may time out anywhere: it leaves the serial lock's queue, or
- *      withdraws its hand-off request unless the unlock claimed it
+ *      may time out anywhere: as the top waiter (with two threads it
+ *      never waits for the serial lock) it returns ETIMEDOUT from its
+ *      wait on the word, or withdraws its hand-off request unless the
+ *      unlock claimed it (a timed-out wait on the serial lock itself:
+ *      tp_serial.c, variant 1)
  *   5  serial queue: three lockers (the serial lock's sleep, its wake and
  *      its hand-off request) -- test runs only, too big for the checker
  *   6  serial queue, ordered: main holds the mutex, starts a locker,

@@ -94,7 +94,9 @@ static void wake_sleepers(struct ww_rwlock *l, enum qc_op op)
 	 * whose snapshot predates that RMW sees a new count. */
 	(void)qa_fetch_add(&l->read_ec, 1);
 	(void)qa_fetch_add(&l->write_ec, 1);
+#ifndef QLOCK_MUTATE_WAKE_WW_RWLOCK /* the sleeping readers' wake */
 	(void)qc_futex_wake(&l->read_ec, INT_MAX, CLS, op);
+#endif
 	(void)qc_futex_wake(&l->write_ec, 1, CLS, op);
 }
 
@@ -285,6 +287,10 @@ void ww_rwlock_wrunlock(struct ww_rwlock *l)
 {
 	/* Seq-cst (release for the critical section; acquire so the wake is
 	 * ordered after any sleeper's CONTEND cmpxchg we read). */
+#ifndef QLOCK_MUTATE_WW_RWLOCK
 	if (qa_fetch_andnot(&l->lock, WR_LOCKED | CONTEND) & CONTEND)
+#else /* model-check mutation (tests/model): must be caught */
+	if (qa_fetch_andnot_relaxed(&l->lock, WR_LOCKED | CONTEND) & CONTEND)
+#endif
 		wake_sleepers(l, QC_OP_UNLOCK);
 }

@@ -102,6 +102,22 @@ static inline void model_await_asleep(int t)
 {
 	__VERIFIER_assume(qa_read(&model_sleeping_on[t]) != 0);
 }
+
+/*
+ * model_await_asleep_synced(t): as model_await_asleep(t), and main then
+ * takes and drops the futex model's bucket lock, whose release t's sleep
+ * ended with: everything t did before it sleeps happens-before what main
+ * does next (and what the threads main starts next do).  Without it a
+ * later thread may still read t's older stores, which a three-waiter
+ * queue multiplies past any budget (rwsem variant 9: over 200 s against
+ * 2 s); those views belong to the variants where the threads race.
+ */
+static inline void model_await_asleep_synced(int t)
+{
+	model_await_asleep(t);
+	model_bucket_lock();
+	model_bucket_unlock();
+}
 #else
 static inline void model_await_asleep(int t)
 {
@@ -115,6 +131,11 @@ static inline void model_await_asleep(int t)
 			return;
 		qc_model_relax();
 	}
+}
+
+static inline void model_await_asleep_synced(int t)
+{
+	model_await_asleep(t);
 }
 #endif
 

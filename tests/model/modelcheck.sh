@@ -20,7 +20,8 @@
 # "variant-unroll=7:3" gives variant 7 its own -unroll (a variant whose
 # threads need one more loop iteration than the others').
 # "wake-unroll=4" the -unroll of its wake-mutant runs (a lost wake-up
-# that only shows after a loop's further iterations).
+# that only shows after a loop's further iterations; default: the
+# variant's own).
 # "wake-mutants=0,1" lists the variants of the wake-mutant runs (none
 # without it), under both models.
 # "modelcheck: skip REASON" keeps a harness out of the run (listed in the
@@ -73,12 +74,15 @@ harness_wake_mutates() {
 # One run: harness[:variant], model, kind (verify|mutant|wake-mutant) ->
 # one result line.
 run_one() {
-	local h=${1%%:*} v=${1#*:} model=$2 kind=$3 flags defs log rc t0 t1 u
+	local h=${1%%:*} v=${1#*:} model=$2 kind=$3 flags defs log rc t0 t1 u w
 	local src="$here/${1%%:*}.c"
 	flags=$(harness_flags "$h")
 	u=$(variant_unroll "$h" "$v")
-	[ "$kind" = wake-mutant ] && u=$(sed -n \
-		's/^ \* modelcheck:.*wake-unroll=\([0-9]*\).*$/\1/p' "$src" | head -1)
+	if [ "$kind" = wake-mutant ]; then
+		w=$(sed -n 's/^ \* modelcheck:.*wake-unroll=\([0-9]*\).*$/\1/p' \
+			"$src" | head -1)
+		[ -n "$w" ] && u=$w
+	fi
 	[ -n "$u" ] && flags=$(echo "$flags" | sed "s/-unroll=[0-9]*/-unroll=$u/")
 	defs="-DMODEL_VARIANT=$v"
 	[ "$kind" = mutant ] && defs="$defs -DQLOCK_MUTATE_$(echo "$h" | tr a-z A-Z)"

@@ -6,7 +6,8 @@
  * Spin limit 1 (wait-lock and queue waiters park almost at once), no owner
  * spinning and a hand-off time of 0 unless a variant says otherwise.  Each
  * variant is one check reaching one path, two threads, one iteration each
- * (a third lock user multiplies GenMC's work past any budget):
+ * (a third lock user multiplies GenMC's work past any budget, unless main
+ * orders them as in 7 to 9):
  *   0  reader wake-up: a writer and a reader; a reader queued behind the
  *      writer is granted by the unlock's wake-up (a batch of one: the
  *      count pre-added, the grant's release, the futex wake)
@@ -25,22 +26,35 @@
  *   7  batch of two: main holds the write lock while two readers queue
  *      (main starts the second once the first sleeps, and releases once
  *      both sleep: model_await_asleep prunes every other order, which
- *      the two-thread variants cover); one wake-up grants both.  The
- *      readers need a third loop iteration (-unroll=3 for this variant)
- *   8  wake-front past a writer: main holds it while a reader and a
- *      writer queue (rwsem-wake-front), ordered as 7 -- test runs only:
- *      75600 executions in 87 s under RC11, over 200 s under IMM
+ *      the two-thread variants cover); one wake-up grants both
+ *   8  wake-front stopping at a writer: main holds it while a reader
+ *      and a writer queue, ordered as 7 (rwsem-wake-front): the wake-up
+ *      grants the reader and stops at the writer, which the reader's
+ *      unlock wakes
+ *   9  past a writer: main holds it while a reader, a writer and a
+ *      reader queue, ordered as 7: the wake-up grants both readers,
+ *      skipping the writer; the second reader unlocks only once the
+ *      first has returned (the other order is the same path, the roles
+ *      swapped), and the last one out wakes the writer
+ *   8 and 9 await each sleeper synchronised with its sleep
+ *   (model_await_asleep_synced): unsynchronised, a later thread may read
+ *   the sleeper's older stores, views that multiply with three waiters.
+ *   Variant 9 under RC11 ran over 210 s without that, over 290 s without
+ *   the readers' order, 2 s with both.  7 to 9 need a third loop
+ *   iteration (-unroll=3 for them: the readers' wait; in 9 also the
+ *   wake-up's walk over three waiters)
  * Mutation: down_read's acquire made relaxed (the variants where a reader
- * may take the fast path after a writer's release).  Wake mutation: the
- * wake of the waiters a wake-up granted dropped (the variants where one
- * sleeps untimed and is granted).
+ * may take the fast path after a writer's release; in 7 to 9 every reader
+ * queues).  Wake mutation: the wake of the waiters a wake-up granted
+ * dropped (the variants where one sleeps untimed and is granted; 7 left
+ * out).
  * GenMC options: the futex is kept out of line (QC_MODEL_FUTEX_OUT_OF_LINE,
  * core/futex.c), and so are the slow paths that call it; with functions
  * out of line GenMC 0.10.3's instruction caching replays a stale stack
  * address (variant 5: "access to freed memory" on a new frame's first
  * store), so it is off (--disable-instruction-caching).
  *
- * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,5,6,7 variant-unroll=7:3 mutants=0,1,4,6 wake-mutants=0,1,2,6
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,5,6,7,8,9 variant-unroll=7:3,8:3,9:3 mutants=0,1,4,6 wake-mutants=0,1,2,6,8,9
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1
@@ -107,6 +121,37 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/*
+ * Variant 9: the second reader unlocks only once the first has returned,
+ * the way model_await_asleep() orders main (an assume under GenMC, a
+ * bounded poll as a test).  The flag's release pairs with the second
+ * reader's acquire, so that its unlock sees all of the first's (relaxed,
+ * 27540 executions under RC11 against 918).
+ */
+static uint32_t first_out; /* atomic */
+
+static void *first_reader(void *arg)
+{
+	reader(arg);
+	qa_write_release(&first_out, 1);
+	return NULL;
+}
+
+static void *second_reader(void *arg)
+{
+	(void)arg;
+	qlock_down_read(&sem);
+	read_section();
+#ifdef QLOCK_UNDER_GENMC
+	__VERIFIER_assume(qa_read_acquire(&first_out) != 0);
+#else
+	for (int i = 0; i < 100000 && !qa_read_acquire(&first_out); i++)
+		qc_model_relax();
+#endif
+	qlock_up_read(&sem);
+	return NULL;
+}
+
 /* A deadline only a futex wait's time-out reaches under the checker. */
 static const struct timespec later = { 1, 0 };
 
@@ -145,14 +190,25 @@ static void *downgrader(void *arg)
 	return NULL;
 }
 
-/* Variants 7 and 8: main holds the write lock while the others queue. */
-static void behind_main(void *(*a)(void *), void *(*b)(void *))
+/*
+ * Variants 7 to 9: main holds the write lock while the others queue, each
+ * started once the one before sleeps (c may be NULL).
+ */
+static void behind_main(void *(*a)(void *), void *(*b)(void *),
+			void *(*c)(void *))
 {
+	void (*await)(int) = variant == 7 ? model_await_asleep :
+					    model_await_asleep_synced;
+
 	down_write();
 	model_spawn(a, NULL);
-	model_await_asleep(1);
+	await(1);
 	model_spawn(b, NULL);
-	model_await_asleep(2);
+	await(2);
+	if (c) {
+		model_spawn(c, NULL);
+		await(3);
+	}
 	write_section();
 	up_write();
 }
@@ -183,29 +239,33 @@ static void run_variant(void)
 		model_spawn(reader, NULL);
 		break;
 	case 7:
-		behind_main(reader, reader);
+		behind_main(reader, reader, NULL);
 		break;
 	case 8:
-		behind_main(reader, writer);
+		behind_main(reader, writer, NULL);
+		break;
+	case 9:
+		behind_main(first_reader, writer, second_reader);
 		break;
 	}
 	model_join_all();
 }
 
 /* Writes and reads each variant completes, timed-out ones excepted. */
-static const int want_writes[] = { 1, 1, 2, 2, 1, 1, 1, 1, 2 };
-static const int want_reads[] = { 1, 1, 0, 0, 1, 1, 2, 2, 1 };
+static const int want_writes[] = { 1, 1, 2, 2, 1, 1, 1, 1, 2, 2 };
+static const int want_reads[] = { 1, 1, 0, 0, 1, 1, 2, 2, 1, 2 };
 
 int main(void)
 {
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
 	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, 0);
-	for_each_variant(variant, 9) {
+	for_each_variant(variant, 10) {
 		/* Variant 3 spins; under the checker the budget never ends. */
 		qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS,
 			       variant == 3 ? 1000000000L : 0);
 		x = y = writes = timeouts = 0;
 		qa_write(&reads, 0);
+		qa_write(&first_out, 0);
 		run_variant();
 		assert(writes + (variant == 5 ? timeouts : 0) ==
 		       want_writes[variant]);

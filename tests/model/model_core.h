@@ -140,6 +140,24 @@ static inline void model_await_asleep_synced(int t)
 #endif
 
 /*
+ * model_await(cond): main waits until a lock-state condition holds, for a
+ * thread that spins instead of sleeping (a reader group's leader), where
+ * model_await_asleep does not fit.  `cond` reads the lock with qa_read();
+ * as above, an assume under GenMC (an execution where the condition does
+ * not hold yet ends blocked) and a bounded poll as a test.
+ */
+#ifdef QLOCK_UNDER_GENMC
+#define model_await(cond) __VERIFIER_assume(cond)
+#else
+#define model_await(cond)						\
+	do {								\
+		for (int model_i_ = 0; model_i_ < 100000 && !(cond);	\
+		     model_i_++)					\
+			qc_model_relax();				\
+	} while (0)
+#endif
+
+/*
  * for_each_variant(v, n): as an ordinary test, a harness runs each of its
  * n variants in turn; under GenMC, which numbers threads without reuse,
  * one per check: MODEL_VARIANT (default 0; `make modelcheck` runs the ones

@@ -2,9 +2,10 @@
 /*
  * Model-check harness for the TP futex rwlock (docs/testing.md): plain
  * data the writer keeps equal, assert.  Built in the model build
- * (model_core.h).  Spin limit 1, no owner spin.  Each variant is one check
- * reaching one path (two threads, one iteration each; a third thread
- * multiplies GenMC's work past any budget):
+ * (model_core.h).  Spin limit 1, no owner spin (but in variant 5).  Each
+ * variant is one check reaching one path (two threads, one iteration
+ * each; a third thread multiplies GenMC's work past any budget, unless
+ * main orders the threads, as in variant 5):
  *   0  hand-off, writer and reader: the waiter (either one) asks for a
  *      hand-off at once, sets W|S and sleeps on the word; the writer's
  *      unlock grants it, or the last reader's SHARED_UNLOCK release does
@@ -15,18 +16,26 @@
  *      may time out anywhere (withdrawing its hand-off request unless the
  *      writer's unlock claimed it)
  *   4  reader grouping and writer preference: one writer, two readers
- *      (group leader and OSQ spinner) -- test runs only, too big for the
- *      checker
+ *      (group leader and OSQ spinner) in any order -- test runs only, too
+ *      big for the checker
+ *   5  reader grouping, ordered: main holds the write lock, starts a
+ *      reader, waits until it holds the serial lock (the group leader,
+ *      spinning as top waiter: an owner-spin budget that never runs out
+ *      under the checker, no hand-off), starts a second, waits until it
+ *      spins in the group's OSQ, then unlocks (model_await prunes every
+ *      other order): the spinner takes the read lock through the group
+ *      (before or after the leader), or leads in turn once the leader
+ *      is done
  * Mutation: the reader fast path's acquire made relaxed (checked on the
  * variants with a reader).  Wake mutation: the release's wake of the
- * sleeping top waiter dropped (variant 0).
+ * sleeping top waiter dropped (variant 0; nobody sleeps in variant 5).
  *
  * GenMC options: the futex out of line (QC_MODEL_FUTEX_OUT_OF_LINE,
  * core/futex.c says why) and instruction caching off, as rwsem.c:
  * variant 0 then checks in 0.2 s instead of 10 s, and its wake mutant is
  * caught in 0.6 s instead of 73 s.
  *
- * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3 mutants=0,1,3 wake-mutants=0
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,5 mutants=0,1,3,5 wake-mutants=0
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1
@@ -98,16 +107,43 @@ static void *timed_reader(void *arg)
 	return NULL;
 }
 
+/*
+ * Variant 5 (see the top): main orders the readers, since in any order
+ * (variant 4) the checker runs past its budget.  The leader must not
+ * sleep, or the group disbands before the second reader joins it.
+ */
+static void grouped(void)
+{
+	qlock_tp_rwlock_wrlock(&rw);
+	model_spawn(reader, NULL);
+	/* Only a group leader takes the serial lock while nobody else waits. */
+	model_await(qa_read(&rw.serial) != 0);
+	model_spawn(reader, NULL);
+	/* The second reader found the leader awake and spins behind it. */
+	model_await(qa_read(&rw.rosq) != 0);
+	write_section();
+	qlock_tp_rwlock_wrunlock(&rw);
+	model_join_all();
+	assert(writes == 1 && a == 1 && b == 1);
+	assert(rw.val == 0 && rw.serial == 0 && rw.handoff == 0 &&
+	       rw.nval == 0 && rw.leader == 0 && rw.rosq == 0);
+}
+
 int main(void)
 {
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
-	qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS, 0);
-	for_each_variant(variant, 5) {
+	for_each_variant(variant, 6) {
 		int writers = variant == 2 ? 2 : 1;
 
+		qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS,
+			       variant == 5 ? 1000000000 : 0);
 		qlock_tune_set(QLOCK_TUNE_HANDOFF_NS,
-			       variant == 1 ? 1000000000 : 0);
+			       variant == 1 || variant == 5 ? 1000000000 : 0);
 		a = b = writes = 0;
+		if (variant == 5) {
+			grouped();
+			continue;
+		}
 		model_spawn(writer, NULL);
 		model_spawn(variant == 2 ? writer :
 			    variant == 3 ? timed_reader : reader, NULL);

@@ -5,7 +5,7 @@
  * (model_core.h).  Spin limit 1, no owner spin (but in variant 5).  Each
  * variant is one check reaching one path (two threads, one iteration
  * each; a third thread multiplies GenMC's work past any budget, unless
- * main orders the threads, as in variant 5):
+ * main orders the threads, as in variants 5 and 6):
  *   0  hand-off, writer and reader: the waiter (either one) asks for a
  *      hand-off at once, sets W|S and sleeps on the word; the writer's
  *      unlock grants it, or the last reader's SHARED_UNLOCK release does
@@ -26,16 +26,27 @@
  *      other order): the spinner takes the read lock through the group
  *      (before or after the leader), or leads in turn once the leader
  *      is done
+ *   6  writer preference, ordered: main holds a read lock, starts a
+ *      writer, waits until it sets W (the top waiter asks for the
+ *      hand-off at once and spins on the readers: their spin budget never
+ *      runs out under the checker), starts a reader, waits until it
+ *      sleeps on the serial lock (refused by W, it leads a group of one),
+ *      then read-unlocks: the last reader's SHARED_UNLOCK release grants
+ *      the writer (or frees the word for it, its request not yet seen),
+ *      and the late reader gets the lock only after the writer's section
+ *      (it sees writes == 1), by its own hand-off or on a free word
  * Mutation: the reader fast path's acquire made relaxed (checked on the
- * variants with a reader).  Wake mutation: the release's wake of the
- * sleeping top waiter dropped (variant 0; nobody sleeps in variant 5).
+ * variants where a reader takes the lock through it: not 2, nor 6, whose
+ * late reader only takes it as top waiter).  Wake mutation: the release's
+ * wake of the sleeping top waiter dropped (variants 0 and 6; nobody sleeps
+ * on the word in variant 5).
  *
  * GenMC options: the futex out of line (QC_MODEL_FUTEX_OUT_OF_LINE,
  * core/futex.c says why) and instruction caching off, as rwsem.c:
  * variant 0 then checks in 0.2 s instead of 10 s, and its wake mutant is
  * caught in 0.6 s instead of 73 s.
  *
- * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,5 mutants=0,1,3,5 wake-mutants=0
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,5,6 mutants=0,1,3,5 wake-mutants=0,6
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1
@@ -107,6 +118,50 @@ static void *timed_reader(void *arg)
 	return NULL;
 }
 
+/* Variant 6: the reader that arrives while the writer waits; what it saw
+ * of the writer's sections (plain, read by main after the join). */
+static int seen = -1;
+
+static void *late_reader(void *arg)
+{
+	(void)arg;
+	qlock_tp_rwlock_rdlock(&rw);
+	assert(!writing && a == b);
+	seen = writes;
+	qlock_tp_rwlock_rdunlock(&rw);
+	return NULL;
+}
+
+/*
+ * Variant 6 (see the top): writer preference.  The writer, top waiter of
+ * a read-locked word, asks for the hand-off at once and sets W, then
+ * spins (its spin on readers never runs out under the checker); a reader
+ * that comes now must queue behind it.  As a test, the order holds only
+ * if main saw W before it started the reader (the awaits are bounded).
+ */
+static void preferred(void)
+{
+	bool ordered;
+
+	qlock_tp_rwlock_rdlock(&rw);
+	model_spawn(writer, NULL);
+	/* Only the top waiter sets W, and only a writer waits here. */
+	model_await(qa_read(&rw.val) & W);
+	ordered = qa_read(&rw.val) & W;
+	model_spawn(late_reader, NULL);
+	/* Refused by W, it leads a group of one and sleeps on the serial
+	 * lock the writer holds. */
+	model_await_asleep(2);
+	assert(!writing && a == b);
+	qlock_tp_rwlock_rdunlock(&rw);
+	model_join_all();
+	assert(writes == ITERS && a == ITERS && b == ITERS);
+	/* The writer's section ran before the late reader's. */
+	assert(!ordered || seen >= 1);
+	assert(rw.val == 0 && rw.serial == 0 && rw.handoff == 0 &&
+	       rw.nval == 0 && rw.leader == 0 && rw.rosq == 0);
+}
+
 /*
  * Variant 5 (see the top): main orders the readers, since in any order
  * (variant 4) the checker runs past its budget.  The leader must not
@@ -132,7 +187,7 @@ static void grouped(void)
 int main(void)
 {
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
-	for_each_variant(variant, 6) {
+	for_each_variant(variant, 7) {
 		int writers = variant == 2 ? 2 : 1;
 
 		qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS,
@@ -142,6 +197,10 @@ int main(void)
 		a = b = writes = 0;
 		if (variant == 5) {
 			grouped();
+			continue;
+		}
+		if (variant == 6) {
+			preferred();
 			continue;
 		}
 		model_spawn(writer, NULL);

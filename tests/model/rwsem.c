@@ -67,30 +67,15 @@
 #include "qlock/qlock.h"
 #include "qlock/rwsem.h"
 
+#include "model_rwdata.h"
+
 static qlock_rwsem_t sem = QLOCK_RWSEM_INIT;
-static int x, y;   /* plain data: writers keep x == y */
-static int writes; /* plain: completed write sections */
-static uint32_t reads; /* atomic: readers share their section */
 static int timeouts;  /* plain: one timed thread per variant */
 static int variant;
 
 static bool front(void)
 {
 	return variant == 1 || variant == 8;
-}
-
-static void write_section(void)
-{
-	x++;
-	assert(x == y + 1);
-	y++;
-	writes++;
-}
-
-static void read_section(void)
-{
-	assert(x == y);
-	qa_fetch_add_relaxed(&reads, 1);
 }
 
 static void down_write(void)

@@ -52,26 +52,11 @@
 
 #include "baseline/ww_rwlock.c"
 
+#include "model_rwdata.h"
+
 static struct ww_rwlock l;
-static int x, y;       /* plain data: writers keep x == y */
-static int writes;     /* plain: completed write sections */
 static int timeouts;   /* plain: one timed thread per variant */
-static uint32_t reads; /* atomic: readers share their section */
 static int variant;
-
-static void write_section(void)
-{
-	x++;
-	assert(x == y + 1);
-	y++;
-	writes++;
-}
-
-static void read_section(void)
-{
-	assert(x == y);
-	qa_fetch_add_relaxed(&reads, 1);
-}
 
 static void *writer(void *arg)
 {

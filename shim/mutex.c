@@ -159,8 +159,8 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
  * algorithm, free when locked and without waiters when unlocked, costs the
  * library's own fast path (one cmpxchg) plus three loads: the kind,
  * shim_mutex_fast and __libc_single_threaded (while the process has one
- * thread, a plain load and store replace the cmpxchg, as in glibc).  No fork check is needed there: the lock cmpxchg only
- * takes a free word, and the unlock cmpxchg only releases a word that is
+ * thread, a plain load and store replace the cmpxchg, as in glibc).  No
+ * fork check is needed there: the lock cmpxchg only takes a free word, and the unlock cmpxchg only releases a word that is
  * exactly our tid, both right in a fork child too; whatever a fork left
  * behind (WAITERS, a ghost top waiter) sends the call to the general path,
  * which repairs it (mutex_fork_check()).

@@ -23,6 +23,11 @@
  * Transitions of m->val:
  *	0            -> tid            fast lock (cmpxchg, acquire)
  *	tid          -> 0              fast unlock (cmpxchg, release)
+ *	0 <-> tid                      the same two with a plain load and
+ *	                               store, in the pthread drop-in while
+ *	                               the process has one thread (no other
+ *	                               thread to order against;
+ *	                               tp_internal.h)
  *	0            -> tid            slow-path lock (steal or top waiter)
  *	owner        -> owner|W        top waiter before sleeping or asking for
  *	                               hand-off (W is only ever the top

@@ -77,7 +77,7 @@ static inline void model_spawn(void *(*fn)(void *), void *arg)
 	assert(!pthread_create(&s->t, NULL, model_run, s));
 }
 
-/* Join every thread started since the last call. */
+/* Join the next thread started and not yet joined, if any. */
 static inline void model_join_next(void)
 {
 	if (model_njoined < model_nstarts)
@@ -85,10 +85,10 @@ static inline void model_join_next(void)
 }
 
 /*
- * Under GenMC the joins are straight-line code, not a loop: a loop in
- * main counts against -unroll, and with more threads than the bound main
- * never got past it, so a harness's final assertions were never checked
- * (qrwlock's 3 threads at -unroll=2).
+ * Join every thread started since the last call.  Under GenMC the joins
+ * are straight-line code, not a loop: a loop in main counts against
+ * -unroll, and at -unroll=2 GenMC cut it even for two threads, so main
+ * never got past it and no harness's final assertions were checked.
  */
 static inline void model_join_all(void)
 {

@@ -28,8 +28,8 @@
 # table with its reason, not counted as a failure).
 # GENMC (default genmc) names the checker, MODELCHECK_TIMEOUT
 # (default 480) bounds one run in seconds (the slowest, tp_cond variant 3
-# under IMM, took 175-215 s at -j 2 on the hosts seen so far).  Logs, with the error traces, go to LOGDIR
-# (default build/modelcheck).
+# under IMM, took 175-223 s at -j 2 on the hosts seen so far).  Logs,
+# with the error traces, go to LOGDIR (default build/modelcheck).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

@@ -26,6 +26,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import time
 
 # (JSON key, heading): the process with one thread, then with two
 PHASES = (("threads1", "process with one thread"),
@@ -113,7 +114,9 @@ def main():
             json.dump({"machine": {"cpu_model": cpu_model(),
                                    "online_cpus": os.cpu_count(),
                                    "kernel": platform.release(),
-                                   "glibc": platform.libc_ver()[1]},
+                                   "glibc": platform.libc_ver()[1],
+                                   "date_utc": time.strftime(
+                                       "%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
                        "runs": a.r, "rows": rows, "raw": runs}, f, indent=1)
     return 0 if worst <= 1.0 else 1
 

@@ -157,11 +157,14 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 /*
  * The default drop-in's hot path: a NORMAL or ADAPTIVE mutex on the TP
  * algorithm, free when locked and without waiters when unlocked, costs the
- * library's own fast path (one cmpxchg) plus three loads: the kind,
- * shim_mutex_fast and __libc_single_threaded (while the process has one
- * thread, a plain load and store replace the cmpxchg, as in glibc).  No
- * fork check is needed there: the lock cmpxchg only takes a free word, and the unlock cmpxchg only releases a word that is
- * exactly our tid, both right in a fork child too; whatever a fork left
+ * library's own fast path (one cmpxchg) plus four loads: the kind,
+ * shim_mutex_fast, the cached tid and __libc_single_threaded (while the
+ * process has one thread, a plain load and store replace the cmpxchg, as
+ * in glibc).  A thread whose tid is not cached yet takes the general path
+ * once, which caches it: so the fast paths make no call and need no stack
+ * frame.  No fork check is needed there: the lock cmpxchg only takes a
+ * free word, and the unlock cmpxchg only releases a word that is exactly
+ * our tid, both right in a fork child too; whatever a fork left
  * behind (WAITERS, a ghost top waiter) sends the call to the general path,
  * which repairs it (mutex_fork_check()).
  */
@@ -177,12 +180,13 @@ static inline bool mutex_lock_fast(pthread_mutex_t *m)
 {
 #ifdef SHIM_WITH_TP
 	qlock_tp_mutex_t *tm = (qlock_tp_mutex_t *)QM(m)->word;
+	uint32_t tid = tp_self_tid_cached(); /* 0: the general path fills it */
 
-	if (!mutex_fast_ok(QM(m)))
+	if (!mutex_fast_ok(QM(m)) || qa_unlikely(tid == 0))
 		return false;
 	if (shim_single_threaded())
-		return tp_mutex_lock_fast_single(tm, tp_self_tid());
-	return tp_mutex_lock_fast(tm, tp_self_tid());
+		return tp_mutex_lock_fast_single(tm, tid);
+	return tp_mutex_lock_fast(tm, tid);
 #else
 	(void)m;
 	return false;
@@ -192,11 +196,10 @@ static inline bool mutex_lock_fast(pthread_mutex_t *m)
 static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 {
 #ifdef SHIM_WITH_TP
-	uint32_t tid;
+	uint32_t tid = tp_self_tid_cached(); /* 0: never locked, general path */
 
-	if (!mutex_fast_ok(QM(m)))
+	if (!mutex_fast_ok(QM(m)) || qa_unlikely(tid == 0))
 		return false;
-	tid = tp_self_tid();
 	if (shim_single_threaded())
 		return tp_mutex_unlock_fast_single(
 			(qlock_tp_mutex_t *)QM(m)->word, tid);

@@ -287,15 +287,20 @@ static inline bool rw_wrlock_fast(pthread_rwlock_t *r)
 		return false;
 #ifdef SHIM_WITH_QRWLOCK
 	if (shim_ralg == RALG_QRWLOCK) {
-		if (!qrw_cur_write_lock_fast((qlock_rwlock_t *)q->alg))
+		uint64_t me = self_id_cached(); /* 0: the general path fills it */
+
+		if (qa_unlikely(me == 0) ||
+		    !qrw_cur_write_lock_fast((qlock_rwlock_t *)q->alg))
 			return false;
-		rw_record_writer(q, self_id());
+		qa_write(&q->writer, me); /* rw_record_writer(), qrwlock */
 		return true;
 	}
 #endif
 #ifdef SHIM_WITH_TP
-	return tp_rwlock_wrlock_fast((qlock_tp_rwlock_t *)q->alg,
-				     tp_self_tid());
+	uint32_t tid = tp_self_tid_cached(); /* 0: the general path fills it */
+
+	return qa_likely(tid != 0) &&
+	       tp_rwlock_wrlock_fast((qlock_tp_rwlock_t *)q->alg, tid);
 #else
 	return false;
 #endif
@@ -312,9 +317,9 @@ static inline bool rw_unlock_fast_qrwlock(struct qrw *q)
 		qrw_cur_read_unlock(l); /* misuse is reported there */
 		return true;
 	}
-	if (w != self_id())
+	if (w != self_id_cached()) /* 0 if never cached: not the writer */
 		return false;
-	rw_record_writer(q, 0);
+	qa_write(&q->writer, 0u); /* rw_record_writer(), qrwlock */
 	if (qrw_cur_write_unlock_fast(l) != QRW_W_LOCKED)
 		qlock_write_unlock(l); /* a sleeping waiter, or misuse */
 	return true;
@@ -340,7 +345,7 @@ static inline bool rw_unlock_fast(pthread_rwlock_t *r)
 	v = qa_read(&tp->val);
 	if (v & QLOCK_TP_RW_SHARED)
 		return tp_rwlock_rdunlock_fast(tp);
-	tid = tp_self_tid();
+	tid = tp_self_tid_cached(); /* 0 if never cached: not the writer */
 	if ((v & QLOCK_TP_RW_TID_MASK) != tid)
 		return false;
 	if (tp_rwlock_wrunlock_fast(tp, tid) != tid)

@@ -255,6 +255,14 @@ static inline uint64_t self_id(void)
 	return s;
 }
 
+/* The cached pthread_self(), or 0 before this thread's first self_id():
+ * for fast paths that leave such a thread to their general path (which
+ * caches it) rather than make a call, so that they need no stack frame. */
+static inline uint64_t self_id_cached(void)
+{
+	return shim_self_cache;
+}
+
 /*
  * Does the process have only this thread?  glibc keeps
  * __libc_single_threaded (2.32 and later) true until the first

@@ -90,6 +90,14 @@ static inline uint32_t tp_self_tid(void)
 	return tp_tid_slow();
 }
 
+/* The cached tid, or 0 before this thread's first tp_self_tid(): for fast
+ * paths that fall back to a slow path (which fills the cache) rather than
+ * make a call, so that they need no stack frame. */
+static inline uint32_t tp_self_tid_cached(void)
+{
+	return tp_tid_cache;
+}
+
 /* ---- the TP mutex's uncontended paths ---------------------------------------
  * One cmpxchg each.  Inline here so that the pthread drop-in's entry points
  * (shim/mutex.c) run them without a call; every slow path stays in

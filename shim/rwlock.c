@@ -345,8 +345,10 @@ static inline bool rw_unlock_fast(pthread_rwlock_t *r)
 	v = qa_read(&tp->val);
 	if (v & QLOCK_TP_RW_SHARED)
 		return tp_rwlock_rdunlock_fast(tp);
-	tid = tp_self_tid_cached(); /* 0 if never cached: not the writer */
-	if ((v & QLOCK_TP_RW_TID_MASK) != tid)
+	/* 0 if never cached: this thread never wrote, and a free word (tid
+	 * field 0) must not match it. */
+	tid = tp_self_tid_cached();
+	if (qa_unlikely(tid == 0) || (v & QLOCK_TP_RW_TID_MASK) != tid)
 		return false;
 	if (tp_rwlock_wrunlock_fast(tp, tid) != tid)
 		qlock_tp_rwlock_wrunlock(tp); /* waiters: the slow unlock */

@@ -250,7 +250,7 @@ def check_library(d, checks):
         if c["family"] == "mutex" and qs:
             if ck:
                 r = med(qs, "kops") / med(ck, "kops")
-                mcs.cell(r >= NOISE, f"{label(c)}: {r:.2f}x ck-mcs")
+                mcs.cell(r >= NOISE, f"{label(c)}: {r:.3f}x ck-mcs")
             if c["threads"] == 2 and c["gap_pauses"] == 0:
                 r = qs["ratio_to_glibc"]["med"]
                 two.cell(r >= 0.62, f"{label(c)}: {r:.2f}x glibc")

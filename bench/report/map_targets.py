@@ -32,8 +32,11 @@ target passes, 1 otherwise, 2 on bad input.  The rules (docs/performance.md,
   (which does not starve), from MAP.json;
 * the shim's cost (drop-in minus library per uncontended lock+unlock pair,
   <= 1 ns): from SC.json (`shim_cost.py --json`) when given, every pair
-  (mutex, rwlock read, rwlock write) in every phase (1 and 2 threads) by
-  its median paired difference, which resolves tenths of a ns; without it,
+  (mutex, rwlock read, rwlock write) of the process with two threads by
+  its median paired difference, which resolves tenths of a ns (as
+  shim_cost.py judges it: with one thread the drop-in's mutex skips its
+  atomics and the library's does not, so that phase says nothing about the
+  shim's own cost); without it,
   from the map's 1-thread cs 1 mutex cell, whose two programs (lockbench
   and the pthread driver) differ by more than that (+-10 % of ~80 ns), so
   a MISS there may be noise.

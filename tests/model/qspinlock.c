@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Model-check harness for the queued spinlock: 3 threads (2 in variants
- * 0-3 under the checker), a few iterations each, plain data protected by the lock, assert, no I/O.
+ * 0-3 under the checker), a few iterations each, plain data protected by
+ * the lock, assert, no I/O.
  * Model build (model_core.h): whole-word atomics (so the one-bit pending
  * layout) and the futex model.  A spin limit of 1 sends
  * waiters to sleep almost at once, so the parking paths (node sleep, head

@@ -72,8 +72,8 @@ enum qlock_tunable {
 	/* QLOCK_POLL_MAX: the longest gap, in cpu_relax() iterations, between
 	 * two reads of a held lock word by the TP mutex's spinning top
 	 * waiter; the gap
-	 * starts at 8 and doubles while the word does not change (default 64,
-	 * at least 8). */
+	 * starts at 8 and doubles while the word does not change (default
+	 * 1024, at least 8). */
 	QLOCK_TUNE_POLL_MAX,
 	QLOCK_TUNE_NR
 };

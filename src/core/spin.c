@@ -11,13 +11,17 @@ struct qc_tunables qc_tune = {
 	.spin_limit = 512,
 	.handoff_ns = 4000000,
 	.owner_spin_ns = 20000,
-	/* Why 64 (docs/performance.md): a read of the held word costs the
-	 * running owner one cache miss (~100 ns) on its next lock or unlock;
-	 * at every 8 pauses that is a miss every one to three short critical
-	 * sections (issue 15: 0.67x glibc at 2 threads, no gap); at 64 it is
-	 * one in 10-30, and a release is still seen within ~1-2 us, well
-	 * inside the 20 us owner spin. */
-	.poll_max = 64,
+	/* Why 1024 (docs/performance.md, "Defaults and why"): a read of the
+	 * held word costs the running owner one cache miss (~100 ns) on its
+	 * next lock or unlock; at every 8 pauses that is a miss every one to
+	 * three short critical sections (issue 15: 0.67x glibc at 2 threads,
+	 * no gap).  At 64 (~1 us here) the waiter still took the lock after
+	 * one run of ~10-30 operations, so about 1 % of acquisitions waited
+	 * for a whole gap: a p99 wait of ~3 us against glibc's 0.8.  At 1024
+	 * (~16 us at 16 ns a pause) runs are long enough that the p99 is
+	 * glibc's, and throughput rises; the owner-spin budget still ends the
+	 * spin on time (tp_poll_clock_due()). */
+	.poll_max = 1024,
 };
 
 QLOCK_API int qlock_tune_set(enum qlock_tunable t, long value)

@@ -162,7 +162,7 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 			}
 			continue;
 		}
-		if (++iter % TP_CLOCK_EVERY == 0 || v != last_owner) {
+		if (tp_poll_clock_due(&poll, &iter) || v != last_owner) {
 			now = qc_now_ns();
 			if ((v & TID_MASK) != (last_owner & TID_MASK) &&
 			    changes++ < TP_MAX_OWNER_CHANGES)

@@ -13,7 +13,7 @@
 
 static void check_tunables(void)
 {
-	assert(qlock_tune_get(QLOCK_TUNE_POLL_MAX) == 64);
+	assert(qlock_tune_get(QLOCK_TUNE_POLL_MAX) == 1024);
 	assert(qlock_tune_set(QLOCK_TUNE_POLL_MAX, 256) == 0);
 	assert(qlock_tune_get(QLOCK_TUNE_POLL_MAX) == 256);
 	assert(qlock_tune_set(QLOCK_TUNE_POLL_MAX, -1) == EINVAL);

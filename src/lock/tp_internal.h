@@ -286,10 +286,11 @@ static inline void tp_poll_relax(struct tp_poll *p, uint32_t v)
 /*
  * Is it time for the top waiter to read the clock again?  Every
  * TP_CLOCK_EVERY polls at the base gap, and every poll once the gap has
- * grown: the spin budgets are in ns, and counting polls alone let 16 polls
- * at a 1024-pause gap run 16k pauses (about 260 us at this host's 16 ns a
- * pause) past a 20 us owner spin.  A clock read (vDSO, no cache line of the
- * lock) costs little beside a gap of 16 pauses or more.
+ * grown: the spin budgets are in ns, and counting polls alone let 15 polls
+ * at a 1024-pause gap (about 250 us at this host's 16 ns a pause) pass
+ * before a 20 us owner spin was seen to be over; now it is overrun by at
+ * most one gap.  A clock read (vDSO, no cache line of the lock) costs
+ * little beside a gap of 16 pauses or more.
  */
 static inline bool tp_poll_clock_due(const struct tp_poll *p, uint32_t *iter)
 {

@@ -183,10 +183,11 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 				ask = true;
 			}
 		}
+		/* No back-off once the hand-off is asked for: stealing has
+		 * stopped, so the lock idles until we see it is ours. */
 		if (tp_top_wait(&m->val, v, ask, now < spin_until,
-				&spins, &poll, abs, clk, CLS, QC_OP_LOCK, NULL,
-				0) ==
-		    TP_WAIT_AGAIN)
+				&spins, ask ? NULL : &poll, abs, clk, CLS,
+				QC_OP_LOCK, NULL, 0) == TP_WAIT_AGAIN)
 			continue;
 		nsleep++;
 		iter = TP_CLOCK_EVERY - 1; /* check the deadline at once */

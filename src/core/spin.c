@@ -19,8 +19,8 @@ struct qc_tunables qc_tune = {
 	 * one run of ~10-30 operations, so about 1 % of acquisitions waited
 	 * for a whole gap: a p99 wait of ~3 us against glibc's 0.8.  At 1024
 	 * (~16 us at 16 ns a pause) runs are long enough that the p99 is
-	 * within 2x of glibc's, and throughput rises; the owner-spin budget still ends the
-	 * spin on time (tp_poll_clock_due()). */
+	 * within 2x of glibc's, and throughput rises; the owner-spin budget
+	 * still ends the spin on time (tp_poll_clock_due()). */
 	.poll_max = 1024,
 };
 

@@ -294,7 +294,7 @@ static inline void tp_poll_relax(struct tp_poll *p, uint32_t v)
  */
 static inline bool tp_poll_clock_due(const struct tp_poll *p, uint32_t *iter)
 {
-	return ++*iter % TP_CLOCK_EVERY == 0 || (p && p->relax > TP_POLL_RELAX);
+	return ++*iter % TP_CLOCK_EVERY == 0 || p->relax > TP_POLL_RELAX;
 }
 
 /* The WAITERS bit of both lock words (the top waiter's to set). */

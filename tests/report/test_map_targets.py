@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""map_targets.py's A/A control, on a made-up map of two mutex cells.
+
+Cell A: the drop-in and glibc-again both read 0.90x glibc; cell B: the
+drop-in reads 0.90x, glibc-again 1.00x.  The ratio check must MISS both
+cells (the verdict is the lock's own), say that glibc-again passes 1 of
+the 2 cells, and mark cell A only as missed by glibc-again too.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOL = os.path.join(HERE, "..", "..", "bench", "report", "map_targets.py")
+
+
+def stat(v):
+    return {"med": v, "min": v, "max": v, "n": 3}
+
+
+def lock(name, ratio):
+    return {"lock": name, "kops": stat(1000 * ratio),
+            "ratio_to_glibc": stat(ratio), "slowest_share": stat(0.9),
+            "wait_p50_ns": stat(30), "wait_p99_ns": stat(100),
+            "wait_max_ns": stat(1e6), "reader_rate": None,
+            "writer_rate": stat(1e6 * ratio)}
+
+
+def cell(threads, aa, dropin):
+    return {"family": "mutex", "threads": threads, "cs_pauses": 1,
+            "gap_pauses": 0, "read_pct": 0, "split": False,
+            "locks": [lock("pthread-mutex", 1.0), lock("glibc-again", aa),
+                      lock("dropin-mutex", dropin), lock("library", dropin)]}
+
+
+def main():
+    machine = {"cpu_model": "test", "online_cpus": 2, "kernel": "-",
+               "glibc": "-", "date_utc": "-"}
+    dropin = {"schema": "qlock-lockbench-map/1", "dropin": True, "reps": 3,
+              "machine": machine,
+              "cells": [cell(2, 0.90, 0.90), cell(4, 1.00, 0.90)]}
+    lib = dict(dropin, dropin=False, cells=[])
+    with tempfile.TemporaryDirectory() as d:
+        pd, pl = os.path.join(d, "dropin.json"), os.path.join(d, "map.json")
+        for path, obj in ((pd, dropin), (pl, lib)):
+            with open(path, "w") as f:
+                json.dump(obj, f)
+        r = subprocess.run([sys.executable, TOOL, "--map", pl, "--dropin",
+                            pd], capture_output=True, text=True)
+    out = r.stdout
+    lines = out.splitlines()
+    i = next(n for n, s in enumerate(lines)
+             if s.startswith("MISS  dropin-mutex: ratio"))
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert "(0/2 cells)" in lines[i], lines[i]
+    assert "A/A: glibc-again passes 1/2 cells" in lines[i + 1], lines[i + 1]
+    a = next(s for s in lines[i:] if "mutex 2 thr cs 1 gap 0" in s)
+    b = next(s for s in lines[i:] if "mutex 4 thr cs 1 gap 0" in s)
+    assert a.endswith("(glibc-again misses it too)"), a
+    assert "glibc-again" not in b, b
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

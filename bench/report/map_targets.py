@@ -41,13 +41,16 @@ target passes, 1 otherwise, 2 on bad input.  The rules (docs/performance.md,
   and the pthread driver) differ by more than that (+-10 % of ~80 ns), so
   a MISS there may be noise.
 
-Under each check that compares a lock with glibc (ratio, slowest thread,
-p99, max; the TP rwlock's mixed cells) a line `A/A:` gives how many cells
-glibc-again, the map's second run of glibc, passes through the same check,
-and a missed cell that glibc-again misses too is marked so: such a miss is
-within what glibc scores against itself (p99 and max are single extremes
-of a run; glibc against itself fails the max rule in about a third of the
-cells).  The verdicts do not change: PASS and MISS are the lock's own.
+Under the drop-in checks (ratio, slowest thread, p99, max) and the TP
+rwlock's mixed cells a line `A/A:` gives how many cells glibc-again, the
+map's second run of glibc, passes through the same check, and a missed
+cell that glibc-again misses too is marked so.  For the checks that
+compare with glibc (ratio, p99, max) such a miss is within what glibc
+scores against itself (p99 and max are single extremes of a run; glibc
+against itself fails the max rule in about a third of the cells); the
+slowest-thread check compares with no one, so there the line says how
+fair glibc itself is in those cells.  The verdicts do not change: PASS
+and MISS are the lock's own.
 """
 import argparse
 import json

@@ -5,7 +5,9 @@
 Cell A: the drop-in and glibc-again both read 0.90x glibc; cell B: the
 drop-in reads 0.90x, glibc-again 1.00x.  The ratio check must MISS both
 cells (the verdict is the lock's own), say that glibc-again passes 1 of
-the 2 cells, and mark cell A only as missed by glibc-again too.
+the 2 cells, and mark cell A only as missed by glibc-again too.  The
+slowest-thread, p99 and max checks pass and carry their A/A line too;
+without a glibc-again column no A/A line is printed.
 """
 import json
 import os
@@ -29,19 +31,20 @@ def lock(name, ratio):
             "writer_rate": stat(1e6 * ratio)}
 
 
-def cell(threads, aa, dropin):
+def cell(threads, aa, dropin, control=True):
+    locks = [lock("pthread-mutex", 1.0), lock("glibc-again", aa),
+             lock("dropin-mutex", dropin), lock("library", dropin)]
+    if not control:
+        del locks[1]
     return {"family": "mutex", "threads": threads, "cs_pauses": 1,
-            "gap_pauses": 0, "read_pct": 0, "split": False,
-            "locks": [lock("pthread-mutex", 1.0), lock("glibc-again", aa),
-                      lock("dropin-mutex", dropin), lock("library", dropin)]}
+            "gap_pauses": 0, "read_pct": 0, "split": False, "locks": locks}
 
 
-def main():
+def run(cells):
     machine = {"cpu_model": "test", "online_cpus": 2, "kernel": "-",
                "glibc": "-", "date_utc": "-"}
     dropin = {"schema": "qlock-lockbench-map/1", "dropin": True, "reps": 3,
-              "machine": machine,
-              "cells": [cell(2, 0.90, 0.90), cell(4, 1.00, 0.90)]}
+              "machine": machine, "cells": cells}
     lib = dict(dropin, dropin=False, cells=[])
     with tempfile.TemporaryDirectory() as d:
         pd, pl = os.path.join(d, "dropin.json"), os.path.join(d, "map.json")
@@ -50,17 +53,33 @@ def main():
                 json.dump(obj, f)
         r = subprocess.run([sys.executable, TOOL, "--map", pl, "--dropin",
                             pd], capture_output=True, text=True)
-    out = r.stdout
-    lines = out.splitlines()
-    i = next(n for n, s in enumerate(lines)
-             if s.startswith("MISS  dropin-mutex: ratio"))
+    return r, r.stdout.splitlines()
+
+
+def after(lines, head):
+    i = next(n for n, s in enumerate(lines) if s.startswith(head))
+    return lines[i], lines[i + 1]
+
+
+def main():
+    r, lines = run([cell(2, 0.90, 0.90), cell(4, 1.00, 0.90)])
     assert r.returncode == 1, (r.returncode, r.stderr)
-    assert "(0/2 cells)" in lines[i], lines[i]
-    assert "A/A: glibc-again passes 1/2 cells" in lines[i + 1], lines[i + 1]
+    head, aa = after(lines, "MISS  dropin-mutex: ratio")
+    assert "(0/2 cells)" in head, head
+    assert "A/A: glibc-again passes 1/2 cells" in aa, aa
+    i = lines.index(head)
     a = next(s for s in lines[i:] if "mutex 2 thr cs 1 gap 0" in s)
     b = next(s for s in lines[i:] if "mutex 4 thr cs 1 gap 0" in s)
     assert a.endswith("(glibc-again misses it too)"), a
     assert "glibc-again" not in b, b
+    for check in ("PASS  dropin-mutex: slowest", "PASS  dropin-mutex: p99",
+                  "PASS  dropin-mutex: max"):
+        head, aa = after(lines, check)
+        assert "A/A: glibc-again passes 2/2 cells" in aa, (head, aa)
+
+    r, lines = run([cell(2, 1.0, 0.90, control=False)])
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert not any("A/A" in s for s in lines), lines
     print("ok")
     return 0
 

@@ -91,6 +91,11 @@ struct lb_run {
 	uint64_t ev[QC_NR_EVENTS];
 	/* Acquisition wait over all threads, ns; -1 unless wait_times. */
 	double wait_p50_ns, wait_p99_ns, wait_max_ns;
+	/* CPU-seconds the process used per second of the run, from the
+	 * start flag to the last join: 2.0 = two CPUs busy throughout.  A
+	 * lock whose waiters sleep leaves CPUs idle; one whose waiters spin
+	 * or yield keeps them busy (-1: the clock failed). */
+	double cpu_busy;
 };
 
 /* The results of one experiment: run[lock][thread count][rep]. */

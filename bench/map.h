@@ -75,5 +75,6 @@ double map_fig_slowest(const struct lb_run *r);
 double map_fig_p50(const struct lb_run *r);
 double map_fig_p99(const struct lb_run *r);
 double map_fig_max(const struct lb_run *r);
+double map_fig_cpu(const struct lb_run *r);
 
 #endif /* QLOCK_BENCH_MAP_H */

@@ -50,6 +50,13 @@ def main():
                     fail("%s: %s missing in %s" % (lk["lock"], k, c))
             if lk["wait_p50_ns"]["med"] > lk["wait_max_ns"]["max"]:
                 fail("%s: p50 above max" % lk["lock"])
+            # CPU-seconds per second of the run: above 0 (the threads ran)
+            # and at most the online CPUs (clock granularity aside).
+            cpu = lk.get("cpu_busy")
+            if not cpu or cpu["n"] < 1:
+                fail("%s: cpu_busy missing in %s" % (lk["lock"], c))
+            if not 0 < cpu["med"] <= 1.1 * doc["machine"]["online_cpus"]:
+                fail("%s: cpu_busy %s" % (lk["lock"], cpu))
     print("map_check: ok, %d cells" % cells)
 
 

@@ -93,13 +93,14 @@ void map_dropin_run(const struct map_cfg *c, const struct map_lock *ml,
 		perror("lockbench: popen");
 		exit(LB_EXIT_RUNTIME);
 	}
-	ok = fscanf(p, "%lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %" SCNu64 " %" SCNu64,
-		    &out->kops, &out->thr_min, &out->thr_avg, &out->thr_max,
-		    &out->rd_rate, &out->wr_rate, &out->wait_p50_ns,
-		    &out->wait_p99_ns, &out->wait_max_ns, &out->elapsed_ms,
-		    &out->reads, &out->writes);
+	ok = fscanf(p, "%lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %" SCNu64 " %" SCNu64
+		    " %lf", &out->kops, &out->thr_min, &out->thr_avg,
+		    &out->thr_max, &out->rd_rate, &out->wr_rate,
+		    &out->wait_p50_ns, &out->wait_p99_ns, &out->wait_max_ns,
+		    &out->elapsed_ms, &out->reads, &out->writes,
+		    &out->cpu_busy);
 	st = pclose(p);
-	if (ok != 12 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+	if (ok != 13 || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		fprintf(stderr, "lockbench: map --dropin: child for %s failed "
 			"(status %d): %s\n", ml->name, st, cmd);
 		exit(WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st)
@@ -143,8 +144,8 @@ int map_cell_child_main(const char *spec)
 	e.reps = 1;
 	lb_run_once(&e, e.locks[0], cell.threads, 0, &r);
 	printf("%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
-	       "%" PRIu64 " %" PRIu64 "\n", r.kops, r.thr_min, r.thr_avg, r.thr_max, r.rd_rate,
-	       r.wr_rate, r.wait_p50_ns, r.wait_p99_ns, r.wait_max_ns,
-	       r.elapsed_ms, r.reads, r.writes);
+	       "%" PRIu64 " %" PRIu64 " %.17g\n", r.kops, r.thr_min, r.thr_avg,
+	       r.thr_max, r.rd_rate, r.wr_rate, r.wait_p50_ns, r.wait_p99_ns,
+	       r.wait_max_ns, r.elapsed_ms, r.reads, r.writes, r.cpu_busy);
 	return LB_EXIT_OK;
 }

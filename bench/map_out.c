@@ -25,6 +25,7 @@ double map_fig_slowest(const struct lb_run *r)
 double map_fig_p50(const struct lb_run *r) { return r->wait_p50_ns; }
 double map_fig_p99(const struct lb_run *r) { return r->wait_p99_ns; }
 double map_fig_max(const struct lb_run *r) { return r->wait_max_ns; }
+double map_fig_cpu(const struct lb_run *r) { return r->cpu_busy; }
 
 static const char *map_lock_name(const struct map_cfg *c, bool rw, size_t l)
 {
@@ -158,17 +159,18 @@ static void map_heat_rw(FILE *f, const struct map_cfg *c,
 }
 
 /* One line per lock: how many cells meet glibc, the worst ratio, the
- * worst fairness and the worst p99 wait against glibc's. */
+ * worst fairness, the worst p99 wait against glibc's and the range of CPUs
+ * it kept busy (a lock whose waiters never sleep keeps all of them). */
 static void map_summary(FILE *f, const struct map_cfg *c,
 			const struct map_result *r, size_t n, bool rw, size_t l)
 {
 	unsigned cells = 0, ok = 0;
 	double worst = 1e300, best = 0, fair = 1e300, p99x = 0;
-	double rd = 1e300, wr = 1e300;
+	double rd = 1e300, wr = 1e300, cpu_lo = 1e300, cpu_hi = -1;
 	const struct map_cell *wc = NULL, *fc = NULL;
 
 	for (size_t i = 0; i < n; i++) {
-		struct lb_spread q, s, p, pb;
+		struct lb_spread q, s, p, pb, u;
 
 		if (r[i].cell.rw != rw)
 			continue;
@@ -176,6 +178,11 @@ static void map_summary(FILE *f, const struct map_cfg *c,
 		s = lb_summary_figure(&r[i].res, l, 0, map_fig_slowest);
 		p = lb_summary_figure(&r[i].res, l, 0, map_fig_p99);
 		pb = lb_summary_figure(&r[i].res, 0, 0, map_fig_p99);
+		u = lb_summary_figure(&r[i].res, l, 0, map_fig_cpu);
+		if (u.n && u.med < cpu_lo)
+			cpu_lo = u.med;
+		if (u.n && u.med > cpu_hi)
+			cpu_hi = u.med;
 		cells++;
 		ok += q.n && q.med >= 0.95;
 		if (q.n && q.med < worst) {
@@ -218,6 +225,8 @@ static void map_summary(FILE *f, const struct map_cfg *c,
 		fprintf(f, ", slowest thread %.0f%% (%u thr)", fair * 100,
 			fc->threads);
 	fprintf(f, ", p99 wait <= %.1fx glibc's", p99x);
+	if (cpu_hi >= 0)
+		fprintf(f, ", CPUs busy %.1f-%.1f", cpu_lo, cpu_hi);
 	if (rw && wr < 1e300)
 		fprintf(f, ", split: per-thread reads >= %.3g/s, writes >= "
 			"%.3g/s", rd, wr);
@@ -340,6 +349,8 @@ static void map_json_lock(FILE *f, const struct map_cfg *c,
 	map_json_spread(f, lb_summary_figure(res, l, 0, lb_fig_rd_rate));
 	fputs(", \"writer_rate\": ", f);
 	map_json_spread(f, lb_summary_figure(res, l, 0, lb_fig_wr_rate));
+	fputs(",\n         \"cpu_busy\": ", f);
+	map_json_spread(f, lb_summary_figure(res, l, 0, map_fig_cpu));
 	fputs("}", f);
 }
 

@@ -365,6 +365,25 @@ static void lb_join_or_die(struct lb_worker *w, unsigned n,
 
 /* ---- results ------------------------------------------------------------ */
 
+/* CPU time of every thread of the process, the exited ones included. */
+static int64_t lb_process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static double lb_cpu_busy(int64_t cpu0, uint64_t t0)
+{
+	int64_t cpu1 = lb_process_cpu_ns();
+	uint64_t wall = qc_now_ns() - t0;
+
+	return cpu0 < 0 || cpu1 < 0 || !wall ? -1
+					     : (double)(cpu1 - cpu0) / (double)wall;
+}
+
 static void lb_collect_threads(const struct lb_worker *w, unsigned n,
 			       uint64_t t0, uint64_t tstop, bool timed,
 			       struct lb_run *out)
@@ -468,6 +487,7 @@ void lb_run_once(const struct lb_experiment *e, const struct lr_lock *lk,
 	struct lb_shared *sh = aligned_alloc(LB_LINE, sizeof(*sh));
 	struct lb_worker *w = aligned_alloc(LB_LINE, sizeof(*w) * nthreads);
 	uint64_t t0, tstop = 0;
+	int64_t cpu0;
 	void *obj;
 	bool timed = p->workload != LB_W_LOOP;
 
@@ -487,6 +507,7 @@ void lb_run_once(const struct lb_experiment *e, const struct lr_lock *lk,
 	lb_spawn(sh, w, nthreads);
 	while (qa_read_acquire(&sh->ready) < nthreads)
 		sched_yield();
+	cpu0 = lb_process_cpu_ns();
 	t0 = qc_now_ns();
 	qa_write_release(&sh->start, 1);
 
@@ -500,6 +521,7 @@ void lb_run_once(const struct lb_experiment *e, const struct lr_lock *lk,
 		out->status = LB_RUN_DNF;
 	}
 	lb_join_or_die(w, nthreads, lk->name, rep);
+	out->cpu_busy = lb_cpu_busy(cpu0, t0);
 
 	lb_collect_threads(w, nthreads, t0, tstop, timed, out);
 	lb_collect_stats(lk, out);

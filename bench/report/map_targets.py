@@ -97,6 +97,16 @@ def med(l, field):
     return None if v is None else v["med"]
 
 
+def cpu_note(q, g):
+    """CPUs busy of the lock and of glibc, where the map has them (since
+    session 11): a throughput ratio bought with CPUs glibc leaves idle, or
+    lost while glibc runs on fewer of them, is read next to it."""
+    qc, gc = med(q, "cpu_busy"), med(g, "cpu_busy")
+    if qc is None or gc is None:
+        return ""
+    return f", CPUs busy {qc:.2f} (glibc {gc:.2f})"
+
+
 class Check:
     def __init__(self, name):
         self.name, self.miss, self.n = name, [], 0
@@ -177,7 +187,8 @@ def check_dropin(d, name, family, checks):
         if not q or not g:
             continue
         r = q["ratio_to_glibc"]
-        rng = f"{r['med']:.2f}x [{r['min']:.2f}-{r['max']:.2f}]"
+        rng = f"{r['med']:.2f}x [{r['min']:.2f}-{r['max']:.2f}]" + \
+            cpu_note(q, g)
         if not c["split"]:
             thr.cell(r["med"] >= NOISE, f"{label(c)}: {rng}", key(c))
             if c["threads"] >= 4 * cores:

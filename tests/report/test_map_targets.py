@@ -7,7 +7,9 @@ drop-in reads 0.90x, glibc-again 1.00x.  The ratio check must MISS both
 cells (the verdict is the lock's own), say that glibc-again passes 1 of
 the 2 cells, and mark cell A only as missed by glibc-again too.  The
 slowest-thread, p99 and max checks pass and carry their A/A line too;
-without a glibc-again column no A/A line is printed.
+without a glibc-again column no A/A line is printed.  A missed ratio
+cell shows the CPUs busy of the lock and of glibc where the map has them
+(maps since session 11), and nothing of the kind where it has not.
 """
 import json
 import os
@@ -31,9 +33,12 @@ def lock(name, ratio):
             "writer_rate": stat(1e6 * ratio)}
 
 
-def cell(threads, aa, dropin, control=True):
+def cell(threads, aa, dropin, control=True, cpu=None):
     locks = [lock("pthread-mutex", 1.0), lock("glibc-again", aa),
              lock("dropin-mutex", dropin), lock("library", dropin)]
+    if cpu:
+        for l, v in zip(locks, (cpu[0], cpu[0], cpu[1], cpu[1])):
+            l["cpu_busy"] = stat(v)
     if not control:
         del locks[1]
     return {"family": "mutex", "threads": threads, "cs_pauses": 1,
@@ -72,6 +77,7 @@ def main():
     b = next(s for s in lines[i:] if "mutex 4 thr cs 1 gap 0" in s)
     assert a.endswith("(glibc-again misses it too)"), a
     assert "glibc-again" not in b, b
+    assert "CPUs busy" not in a, a
     for check in ("PASS  dropin-mutex: slowest", "PASS  dropin-mutex: p99",
                   "PASS  dropin-mutex: max"):
         head, aa = after(lines, check)
@@ -80,6 +86,10 @@ def main():
     r, lines = run([cell(2, 1.0, 0.90, control=False)])
     assert r.returncode == 1, (r.returncode, r.stderr)
     assert not any("A/A" in s for s in lines), lines
+
+    r, lines = run([cell(2, 1.0, 0.90, cpu=(1.04, 1.71))])
+    a = next(s for s in lines if "mutex 2 thr cs 1 gap 0: 0.90x" in s)
+    assert "CPUs busy 1.71 (glibc 1.04)" in a, a
     print("ok")
     return 0
 

@@ -7,7 +7,8 @@ every seed has a section and a verdict, every plot exists as a non-empty
 SVG and PNG and is inlined in the HTML, the terminal shows one line per
 seed, and the machine section is there.  Also checks the verdict rule on
 made-up ratios, and the performance map section (check_map_section) with
-the committed `lockbench map` results under bench/results/ as fixtures.
+the committed `lockbench map` results under bench/results/ as fixtures
+(one from before session 11, without CPUs busy, and one with them).
 Prints LOCKBENCH_SKIP (a skip for CTest) when the report could not make
 plots because matplotlib is missing (after the map checks, which need no
 plots).
@@ -26,7 +27,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAPS = [os.path.join(HERE, "..", "results", name) for name in
         ("map-short-2026-11-23b-loaded.json",
-         "map-dropin-short-2026-11-23b-loaded.json")]
+         "map-dropin-short-2026-11-24-intel-s11.json")]
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")
 
 
@@ -128,6 +129,24 @@ def check_map_family(m, family, md, page):
                      % (family, row[0], lk["lock"], s, row[1 + i]))
     md_rows(md, "%s: wait p99 / `%s`'s wait p99 (medians; below 1 waits "
             "less)" % (family, base))
+    cpu = ("%s: CPUs busy, CPU-seconds per second of the run (median; a "
+           "lock whose waiters sleep leaves CPUs idle, one whose waiters "
+           "spin keeps them busy)" % family)
+    if "cpu_busy" not in cells[0]["locks"][0]:
+        # Maps before session 11 have no such figure, so no such table.
+        if cpu in md:
+            fail("%s: a CPU table for a map without cpu_busy" % family)
+    else:
+        rows = md_rows(md, cpu)
+        if len(rows) != len(cells):
+            fail("%s CPU table has %d rows for %d cells"
+                 % (family, len(rows), len(cells)))
+        for c, row in zip(cells, rows):
+            for i, lk in enumerate(c["locks"]):
+                want = "%.2f" % lk["cpu_busy"]["med"]
+                if row[1 + i] != want:
+                    fail("%s %s %s: CPUs busy %r, the JSON says %r"
+                         % (family, row[0], lk["lock"], row[1 + i], want))
     aa = [lk["ratio_to_glibc"]["med"] for c in cells for lk in c["locks"]
           if lk["lock"] == "glibc-again"]
     noise = ("Noise (%s): `glibc-again` (glibc run again, against itself) "

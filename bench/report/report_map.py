@@ -160,6 +160,11 @@ def p99_cell(lk, base):
     return ("%.2f" % r if r < 100 else "%.3g" % r, heat(r, False))
 
 
+def cpu_cell(lk):
+    v = stat(lk, "cpu_busy")
+    return "-" if v is None else "%.2f" % v
+
+
 # ---- the section ---------------------------------------------------------
 
 
@@ -216,6 +221,14 @@ def add_family(doc, m, family, cells):
     doc.table(["cell", "%s p99 ns" % base] + others, rows,
               "%s: wait p99 / `%s`'s wait p99 (medians; below 1 waits "
               "less)" % (family, base))
+    if any(stat(lk, "cpu_busy") is not None for c in cells
+           for lk in c["locks"]):
+        rows = [[cell_label(c)] + [cpu_cell(find(c, n)) if find(c, n)
+                                   else "-" for n in names] for c in cells]
+        doc.table(["cell"] + names, rows,
+                  "%s: CPUs busy, CPU-seconds per second of the run "
+                  "(median; a lock whose waiters sleep leaves CPUs idle, "
+                  "one whose waiters spin keeps them busy)" % family)
     floor = (m.get("wait_timestamp") or {}).get("cost_ns")
     if floor:
         doc.p("The smallest wait the map reports is the cost of its "

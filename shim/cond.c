@@ -30,6 +30,15 @@
  *             would be a bug in the caller: they wake spuriously instead
  *             of hanging destroy); sleep until count == 0
  *
+ * Process-shared condvars (condattr pshared; __wrefs bit 0) run the same
+ * algorithm with shared futex calls, so any mutex works with them: a
+ * process-shared one (glibc's, across processes) or a private one (the
+ * shim's, within a process).  Their waiter count is not repaired after
+ * fork: waiters in other processes that share the memory are real, and
+ * count themselves out (a shared condvar in private memory, copied by a
+ * fork while a thread waited on it, is then left as glibc leaves it: a
+ * destroy in the child waits for the parent's waiter).
+ *
  * Cancellation: a waiter cancelled after a signal or broadcast arrived
  * may have been the thread that signal woke; it passes the wake on (bumps
  * seq, wakes one) before it counts itself out, so no other waiter stays
@@ -48,29 +57,16 @@
 
 static inline struct qcv *QCV(pthread_cond_t *c) { return (struct qcv *)(void *)c; }
 
-static inline bool cond_glibc(pthread_cond_t *c)
+/* Process-shared (shared futex calls, no fork repair); set at init. */
+static inline bool cond_shared(const struct qcv *q)
 {
-	return (qa_read(&QCV(c)->wrefs) & QCV_PSHARED) != 0;
+	return (qa_read(&q->wrefs) & QCV_PSHARED) != 0;
 }
 
-static int sys_futex_wait(uint32_t *w, uint32_t val, clockid_t clk,
-			  const struct timespec *abs)
-{
-	int flags = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
-
-	if (abs && clk == CLOCK_REALTIME)
-		flags |= FUTEX_CLOCK_REALTIME;
-	if (syscall(SYS_futex, w, flags, val, abs, NULL,
-		    FUTEX_BITSET_MATCH_ANY) == 0)
-		return 0;
-	return errno == ETIMEDOUT ? ETIMEDOUT : 0;
-}
-
-static void sys_futex_wake(uint32_t *w, int nr)
+static void sys_futex_wake(uint32_t *w, int nr, bool shared)
 {
 	qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAKE, 1);
-	(void)syscall(SYS_futex, w, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, nr,
-		      NULL, NULL, 0);
+	shim_futex_wake(w, nr, shared);
 }
 
 /*
@@ -83,12 +79,13 @@ static void sys_futex_wake(uint32_t *w, int nr)
  * _Unwind_Resume, about once in 10^5 cond_cancel rounds).
  */
 static __attribute__((noinline)) int
-cond_sleep(uint32_t *w, uint32_t val, clockid_t clk, const struct timespec *abs)
+cond_sleep(uint32_t *w, uint32_t val, bool shared, clockid_t clk,
+	   const struct timespec *abs)
 {
 	int oldtype, r;
 
 	(void)pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
-	r = sys_futex_wait(w, val, clk, abs);
+	r = shim_futex_wait(w, val, shared, clk, abs);
 	(void)pthread_setcanceltype(oldtype, NULL);
 	return r;
 }
@@ -96,28 +93,31 @@ cond_sleep(uint32_t *w, uint32_t val, clockid_t clk, const struct timespec *abs)
 #define QCV_DESTROYING 0x80000000u
 #define QCV_COUNT (QCV_DESTROYING - 1)
 
-static void cond_bump_and_wake(struct qcv *q, int nr)
+static void cond_bump_and_wake(struct qcv *q, int nr, bool shared)
 {
 	qa_fetch_add(&q->seq, 1);
-	sys_futex_wake(&q->seq, nr);
+	sys_futex_wake(&q->seq, nr, shared);
 }
 
 /* The waiter's last access to the condvar: count itself out (release:
  * its earlier accesses happen before a destroyer that sees the count
  * drop).  After this the memory may belong to someone else. */
-static void cond_leave(struct qcv *q)
+static void cond_leave(struct qcv *q, bool shared)
 {
 	uint32_t old = qa_fetch_sub_release(&q->waiters, 1);
 
 	if (qa_unlikely(old == (QCV_DESTROYING | 1)))
-		sys_futex_wake(&q->waiters, 1); /* address only, no access */
+		sys_futex_wake(&q->waiters, 1, shared); /* address only, no access */
 }
 
 /* In a fork child the count still holds the parent's waiters, which
  * will never count themselves out: drop them at the first wait or
- * destroy in the new generation. */
-static void cond_fork_check(struct qcv *q)
+ * destroy in the new generation.  Not for a process-shared condvar
+ * (see the top). */
+static void cond_fork_check(struct qcv *q, bool shared)
 {
+	if (shared)
+		return;
 	uint32_t g = shim_fork_check();
 
 	if (qa_unlikely(qa_read_acquire(&q->gen) != g) &&
@@ -131,6 +131,7 @@ struct cond_wait_ctx {
 	struct qcv *c;
 	pthread_mutex_t *m;
 	uint32_t seq;
+	bool shared;
 };
 
 /* Cancelled in the wait: pass on a wake we may have consumed, leave, and
@@ -142,8 +143,8 @@ static void cond_cancel_cleanup(void *arg)
 
 	if (qa_read(&x->c->seq) != x->seq &&
 	    (qa_read(&x->c->waiters) & QCV_COUNT) > 1)
-		cond_bump_and_wake(x->c, 1);
-	cond_leave(x->c);
+		cond_bump_and_wake(x->c, 1, x->shared);
+	cond_leave(x->c, x->shared);
 	(void)mutex_acquire(x->m, 0, CLOCK_REALTIME, NULL);
 }
 
@@ -151,33 +152,34 @@ static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m,
 			    clockid_t clk, const struct timespec *abs)
 {
 	struct qcv *q = QCV(c);
+	bool shared = cond_shared(q);
 	int err, r;
 
 	if (abs && (!clock_ok(clk) || !nsec_ok(abs)))
 		return EINVAL;
 	qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAIT, 0); /* attach stats now */
-	cond_fork_check(q);
+	cond_fork_check(q, shared);
 	uint32_t seq = qa_read_acquire(&q->seq);
 	qa_fetch_add(&q->waiters, 1);
 	err = mutex_release(m);
 	if (err) {
-		cond_leave(q);
+		cond_leave(q, shared);
 		return err;
 	}
 	if (abs && abs->tv_sec < 0) {
 		r = ETIMEDOUT;
 	} else {
-		struct cond_wait_ctx x = { q, m, seq };
+		struct cond_wait_ctx x = { q, m, seq, shared };
 
 		qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAIT, 1);
 		/* A cancellation point, as glibc's: cancellation is acted on
 		 * only while asleep (cond_sleep), and the cleanup re-takes
 		 * the mutex. */
 		pthread_cleanup_push(cond_cancel_cleanup, &x);
-		r = cond_sleep(&q->seq, seq, clk, abs);
+		r = cond_sleep(&q->seq, seq, shared, clk, abs);
 		pthread_cleanup_pop(0);
 	}
-	cond_leave(q);
+	cond_leave(q, shared);
 	err = mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
 	if (err)
 		return err; /* e.g. EOWNERDEAD from a glibc robust mutex */
@@ -190,11 +192,11 @@ static inline void cond_wake(pthread_cond_t *c, int nr)
 
 	if ((qa_read_acquire(&q->waiters) & QCV_COUNT) == 0)
 		return;
-	cond_bump_and_wake(q, nr);
+	cond_bump_and_wake(q, nr, cond_shared(q));
 }
 
 /* Wait until every waiter has counted itself out (see the top). */
-static void cond_wait_for_waiters(struct qcv *q)
+static void cond_wait_for_waiters(struct qcv *q, bool shared)
 {
 	uint32_t v = qa_read_acquire(&q->waiters);
 
@@ -202,9 +204,9 @@ static void cond_wait_for_waiters(struct qcv *q)
 		return;
 	v = qa_fetch_or(&q->waiters, QCV_DESTROYING) | QCV_DESTROYING;
 	if (v & QCV_COUNT)
-		cond_bump_and_wake(q, INT_MAX);
+		cond_bump_and_wake(q, INT_MAX, shared);
 	while (v & QCV_COUNT) {
-		(void)sys_futex_wait(&q->waiters, v, CLOCK_REALTIME, NULL);
+		(void)shim_futex_wait(&q->waiters, v, shared, CLOCK_REALTIME, NULL);
 		v = qa_read_acquire(&q->waiters); /* pairs with cond_leave */
 	}
 	qa_write(&q->waiters, 0);
@@ -220,33 +222,26 @@ EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 		(void)pthread_condattr_getpshared(a, &pshared);
 		(void)pthread_condattr_getclock(a, &clk);
 	}
-	if (pshared != PTHREAD_PROCESS_PRIVATE) {
-		int err = real.pthread_cond_init(c, a);
-		if (!err)
-			QCV(c)->wrefs |= QCV_PSHARED;
-		return err;
-	}
 	memset(c, 0, sizeof(*c));
-	if (clk == CLOCK_MONOTONIC)
-		QCV(c)->wrefs = QCV_MONOTONIC;
+	QCV(c)->wrefs = (clk == CLOCK_MONOTONIC ? QCV_MONOTONIC : 0) |
+			(pshared != PTHREAD_PROCESS_PRIVATE ? QCV_PSHARED : 0);
 	return 0;
 }
 
 EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 {
+	struct qcv *q = QCV(c);
+	bool shared = cond_shared(q);
+
 	ready();
-	if (cond_glibc(c))
-		return real.pthread_cond_destroy(c);
-	cond_fork_check(QCV(c));
-	cond_wait_for_waiters(QCV(c));
+	cond_fork_check(q, shared);
+	cond_wait_for_waiters(q, shared);
 	return 0;
 }
 
 EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	ready();
-	if (cond_glibc(c))
-		return real.pthread_cond_wait(c, m);
 	return cond_wait_common(c, m, CLOCK_REALTIME, NULL);
 }
 
@@ -254,8 +249,6 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 				  const struct timespec *abs)
 {
 	ready();
-	if (cond_glibc(c))
-		return real.pthread_cond_timedwait(c, m, abs);
 	return cond_wait_common(c, m,
 		(QCV(c)->wrefs & QCV_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME,
 		abs);
@@ -265,16 +258,12 @@ EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
 				  clockid_t clk, const struct timespec *abs)
 {
 	ready();
-	if (cond_glibc(c))
-		return real.pthread_cond_clockwait(c, m, clk, abs);
 	return cond_wait_common(c, m, clk, abs);
 }
 
 EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
 	ready();
-	if (cond_glibc(c))
-		return real.pthread_cond_signal(c);
 	cond_wake(c, 1);
 	return 0;
 }
@@ -282,8 +271,6 @@ EXPORT int pthread_cond_signal(pthread_cond_t *c)
 EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
 	ready();
-	if (cond_glibc(c))
-		return real.pthread_cond_broadcast(c);
 	cond_wake(c, INT_MAX);
 	return 0;
 }

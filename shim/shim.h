@@ -48,7 +48,9 @@
  *   8            fork generation of the waiter count
  *  36  __wrefs   glibc's attribute bits: bit 0 pshared (= glibc-owned),
  *                bit 1 CLOCK_MONOTONIC
- * pthread_spinlock_t (4 bytes): a qlock_spinlock_t.
+ * pthread_spinlock_t (4 bytes): a qlock_spinlock_t, or, process-shared,
+ *                a test-and-set word whose values the qspinlock never
+ *                holds (spin.c).
  *
  * A zeroed object is always qlock-owned: glibc marks what it owns with
  * bits that are never zero.
@@ -56,11 +58,15 @@
 #ifndef QLOCK_SHIM_H
 #define QLOCK_SHIM_H
 
+#include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #ifdef SHIM_HAVE_SINGLE_THREADED
 #include <sys/single_threaded.h>
 #endif
@@ -290,6 +296,29 @@ static inline bool nsec_ok(const struct timespec *ts)
 	return ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000L;
 }
 
+
+/* futex(2) on a word that may be process-private or process-shared:
+ * the private flag only for private objects (a shared object's waiters
+ * may sleep in other processes).  wait: 0, or ETIMEDOUT at abs (clk's
+ * clock; NULL = no deadline); anything else (EAGAIN, EINTR) is 0. */
+static inline int shim_futex_wait(uint32_t *w, uint32_t val, bool shared,
+				  clockid_t clk, const struct timespec *abs)
+{
+	int flags = FUTEX_WAIT_BITSET | (shared ? 0 : FUTEX_PRIVATE_FLAG);
+
+	if (abs && clk == CLOCK_REALTIME)
+		flags |= FUTEX_CLOCK_REALTIME;
+	if (syscall(SYS_futex, w, flags, val, abs, NULL,
+		    FUTEX_BITSET_MATCH_ANY) == 0)
+		return 0;
+	return errno == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+static inline void shim_futex_wake(uint32_t *w, int nr, bool shared)
+{
+	(void)syscall(SYS_futex, w, FUTEX_WAKE | (shared ? 0 : FUTEX_PRIVATE_FLAG),
+		      nr, NULL, NULL, 0);
+}
 
 static inline struct qm *QM(pthread_mutex_t *m) { return (struct qm *)(void *)m; }
 

@@ -1,16 +1,110 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pthread_spin_*: a qlock_spinlock_t in the 4 bytes of pthread_spinlock_t.
+ *
+ * Process-shared spinlocks: the qspinlock's queue names per-process
+ * thread slots and sleeps on private futexes, which mean nothing in
+ * another process.  So pthread_spin_init(PTHREAD_PROCESS_SHARED) gives
+ * the word a value the qspinlock never holds (its locked byte is 0..3,
+ * src/lock/qspinlock.c; these have 0x50.. there and every other bit
+ * clear, in both pending layouts), and the entry points run a
+ * test-and-set lock on it instead, the futex mutex of Drepper's "Futexes
+ * Are Tricky" (mutex 3) with shared futex calls:
+ *
+ *   PS_FREE 0x50   PS_HELD 0x51   PS_SLEEPERS 0x52 (held, and a waiter
+ *                                 may sleep on the word: unlock wakes one)
+ *
+ *   lock:    cmpxchg FREE -> HELD; failing that spin a while on the word,
+ *            then xchg(SLEEPERS) and sleep while it returns non-FREE
+ *            (a thread that has slept takes the lock as SLEEPERS: others
+ *            may still sleep)
+ *   unlock:  xchg(FREE); SLEEPERS before: wake one
+ *
+ * Both sides are RMWs of the one word, so a sleeper's xchg and an
+ * unlocker's xchg are ordered: either the unlocker sees SLEEPERS and
+ * wakes, or the sleeper's xchg returns FREE and it owns the lock; the
+ * kernel rechecks the value before sleeping.  Only whole-word atomics
+ * (so the QLOCK_WORD_ATOMICS_ONLY build runs the same code).
+ *
+ * The private lock pays for this on its contended paths only: the lock
+ * fast path is the qspinlock's own cmpxchg (0 -> 1) inline, whose failed
+ * value says which kind of lock it is; trylock and unlock read the word
+ * first (the line is already ours or about to be).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 
+#include "core/misuse.h"
 #include "lockstat.h"
 #include "shim.h"
+
+#define PS_FREE     0x50u
+#define PS_HELD     0x51u
+#define PS_SLEEPERS 0x52u
+#define PS_SPINS    200 /* reads of a held word before sleeping */
 
 static inline qlock_spinlock_t *QS(pthread_spinlock_t *s)
 {
 	return (qlock_spinlock_t *)(void *)s;
+}
+
+static inline bool ps_is(uint32_t v)
+{
+	return (v & ~3u) == PS_FREE;
+}
+
+static __attribute__((noinline)) void ps_lock(uint32_t *w, uint32_t v)
+{
+	/* Acquire on every taking RMW: pairs with ps_unlock's release. */
+	for (int i = 0; i < PS_SPINS; i++) {
+		if (v == PS_FREE && qa_try_cmpxchg_acquire(w, &v, PS_HELD))
+			return;
+		qa_cpu_relax();
+		v = qa_read(w);
+	}
+	if (v != PS_SLEEPERS)
+		v = qa_xchg_acquire(w, PS_SLEEPERS);
+	while (v != PS_FREE) {
+		(void)shim_futex_wait(w, PS_SLEEPERS, true, CLOCK_REALTIME, NULL);
+		v = qa_xchg_acquire(w, PS_SLEEPERS);
+	}
+}
+
+static __attribute__((noinline)) void ps_unlock(uint32_t *w)
+{
+	uint32_t v = qa_read(w);
+
+	if (v == PS_FREE) {
+		qc_misuse("pthread_spin_unlock", "the lock is not held", w);
+		return;
+	}
+	/* Release: pairs with the next owner's acquiring RMW.  After it
+	 * the word may be gone: the wake only names the address. */
+	if (qa_xchg_release(w, PS_FREE) == PS_SLEEPERS)
+		shim_futex_wake(w, 1, true);
+}
+
+static inline bool spin_trylock(pthread_spinlock_t *s)
+{
+	uint32_t *w = &QS(s)->val, v = qa_read(w);
+
+	if (qa_unlikely(ps_is(v)))
+		return v == PS_FREE && qa_try_cmpxchg_acquire(w, &v, PS_HELD);
+	return shim_qs_trylock(QS(s));
+}
+
+static inline void spin_lock(pthread_spinlock_t *s)
+{
+	uint32_t *w = &QS(s)->val, v = 0;
+
+	/* The qspinlock's fast path (its O1); the value found on failure
+	 * tells a process-shared lock. */
+	if (qa_likely(qa_try_cmpxchg_acquire(w, &v, 1u)))
+		return;
+	if (qa_unlikely(ps_is(v)))
+		ps_lock(w, v);
+	else
+		qlock_spin_lock(QS(s));
 }
 
 EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
@@ -18,7 +112,10 @@ EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 	ready();
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_init(s, pshared);
-	qlock_spin_init(QS(s));
+	if (pshared == PTHREAD_PROCESS_SHARED)
+		qa_write(&QS(s)->val, PS_FREE);
+	else
+		qlock_spin_init(QS(s));
 	return 0;
 }
 
@@ -35,9 +132,8 @@ EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 		return real.pthread_spin_lock(s);
 	if (qa_unlikely(shim_stats_on))
 		return LOCKSTAT_ACQUIRE(s, LOCKSTAT_SPIN,
-			qlock_spin_trylock(QS(s)) ? 0 : EBUSY,
-			(qlock_spin_lock(QS(s)), 0));
-	qlock_spin_lock(QS(s));
+			spin_trylock(s) ? 0 : EBUSY, (spin_lock(s), 0));
+	spin_lock(s);
 	return 0;
 }
 
@@ -46,7 +142,7 @@ EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
 	ready();
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_trylock(s);
-	return shim_qs_trylock(QS(s)) ? 0 : EBUSY;
+	return spin_trylock(s) ? 0 : EBUSY;
 }
 
 EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
@@ -54,6 +150,9 @@ EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 	ready();
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_unlock(s);
-	qlock_spin_unlock(QS(s));
+	if (qa_unlikely(ps_is(qa_read(&QS(s)->val))))
+		ps_unlock(&QS(s)->val);
+	else
+		qlock_spin_unlock(QS(s));
 	return 0;
 }

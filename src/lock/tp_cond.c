@@ -78,12 +78,13 @@ static void cond_leave(qlock_tp_cond_t *c)
 static int cond_wait(qlock_tp_cond_t *c, qlock_tp_mutex_t *m,
 		     const struct timespec *abs, clockid_t clk, const char *fn)
 {
-	uint32_t seq;
+	uint32_t seq, owner;
 	int err = tp_check_deadline(abs, clk);
 
 	if (err)
 		return err;
-	if (qa_unlikely(qlock_tp_mutex_owner(m) != tp_self_tid())) {
+	owner = qlock_tp_mutex_owner(m);
+	if (qa_unlikely(owner != tp_self_tid()) && !tp_tid_forked_self(owner)) {
 		/* Never wait or take the mutex for a caller without it. */
 		qc_misuse(fn, "the mutex is not held by the caller", m);
 		return EPERM;

@@ -75,11 +75,17 @@
 /* ---- thread ids ------------------------------------------------------------
  * gettid() of the calling thread, cached per thread.  Linux pids are at most
  * PID_MAX_LIMIT = 2^22, so a tid fits the 30-bit (mutex) and 29-bit (rwlock)
- * owner fields.  A child of fork() must not use a lock its parent held (as
- * with every futex lock); the cache is refreshed by a pthread_atfork handler.
+ * owner fields.  The cache is refreshed in a child of fork() by a
+ * pthread_atfork handler, which also remembers the forking thread's old tid:
+ * the child's thread may unlock what it held across the fork.  A lock held
+ * by another thread of the parent stays held in the child (as glibc's).
  */
 extern __thread uint32_t tp_tid_cache __attribute__((tls_model("initial-exec")));
 uint32_t tp_tid_slow(void);
+/* Is `owner` a tid the calling thread had before a fork() that made this
+ * process (so a lock it names was held by this thread across the fork)?
+ * For the unlock paths' misuse checks only (tp_mutex.c). */
+bool tp_tid_forked_self(uint32_t owner);
 
 static inline uint32_t tp_self_tid(void)
 {

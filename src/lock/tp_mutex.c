@@ -79,9 +79,42 @@ __thread uint32_t tp_tid_cache __attribute__((tls_model("initial-exec")));
 
 #ifndef QLOCK_MODEL
 
+/*
+ * fork(): the child's thread is the forking thread, with a new tid.  A lock
+ * it held across the fork (the pthread_atfork pattern: lock everything in
+ * prepare, unlock in the parent and child handlers) still names its tid in
+ * the parent, so the child remembers the tids the forking thread had in its
+ * ancestors (the last TP_FORK_TIDS forks made by the same line of threads)
+ * and the unlock paths accept them from that thread (tp_fork_self) as its
+ * own (tp_tid_forked_self()).  Written only in the child handler, while the
+ * child has one thread; threads it creates later see them through
+ * pthread_create.
+ */
+#define TP_FORK_TIDS 4
+static uint32_t tp_fork_tids[TP_FORK_TIDS];
+static uint32_t tp_fork_self; /* the thread they belong to, 0 = none */
+
 static void tp_atfork_child(void)
 {
-	tp_tid_cache = (uint32_t)syscall(SYS_gettid);
+	uint32_t old = tp_tid_cache;
+
+	if (old != tp_fork_self) /* another thread forked: its own line */
+		for (int i = 0; i < TP_FORK_TIDS; i++)
+			tp_fork_tids[i] = 0;
+	for (int i = TP_FORK_TIDS - 1; i > 0; i--)
+		tp_fork_tids[i] = tp_fork_tids[i - 1];
+	tp_fork_tids[0] = old; /* 0 if it never asked its tid: no lock */
+	tp_tid_cache = tp_fork_self = (uint32_t)syscall(SYS_gettid);
+}
+
+bool tp_tid_forked_self(uint32_t owner)
+{
+	if (owner == 0 || tp_fork_self == 0 || tp_self_tid() != tp_fork_self)
+		return false;
+	for (int i = 0; i < TP_FORK_TIDS; i++)
+		if (tp_fork_tids[i] == owner)
+			return true;
+	return false;
 }
 
 static pthread_once_t tp_atfork_once = PTHREAD_ONCE_INIT;
@@ -104,6 +137,12 @@ uint32_t tp_tid_slow(void)
 {
 	tp_tid_cache = (uint32_t)qc_model_self() + 1;
 	return tp_tid_cache;
+}
+
+bool tp_tid_forked_self(uint32_t owner)
+{
+	(void)owner;
+	return false;
 }
 
 #endif /* QLOCK_MODEL */
@@ -274,8 +313,10 @@ static void unlock_slow(qlock_tp_mutex_t *m, uint32_t v, uint32_t tid)
 				  "the mutex is not locked", m);
 			return;
 		}
-		qc_misuse("qlock_tp_mutex_unlock",
-			  "the mutex is locked by another thread", m);
+		/* Held across fork() by the thread that forked: ours. */
+		if (!tp_tid_forked_self(v & TID_MASK))
+			qc_misuse("qlock_tp_mutex_unlock",
+				  "the mutex is locked by another thread", m);
 	}
 	/* Claim a pending hand-off request (only the owner does this): a
 	 * claimed request gives ownership straight to the top waiter. */

@@ -455,7 +455,8 @@ QLOCK_API void qlock_tp_rwlock_wrunlock(qlock_tp_rwlock_t *rw)
 
 	if (qa_likely(v == tid))
 		return;
-	if (qa_unlikely((v & (SH | TIDM)) != tid)) {
+	if (qa_unlikely((v & (SH | TIDM)) != tid) &&
+	    ((v & SH) || !tp_tid_forked_self(v & TIDM))) {
 		qc_misuse("qlock_tp_rwlock_wrunlock",
 			  (v & (SH | TIDM)) && !(v & SH)
 				  ? "the lock is write-locked by another thread"

@@ -121,17 +121,18 @@ static int rt_rdlock(struct qrw *q, int prio, int mode, clockid_t clk,
 }
 
 /* Does the caller hold the write lock?  The TP word names its writer (its
- * tid); the qrwlock's and the rwsem's words do not, so for those the shim
+ * tid, or in a fork child the tid the forking thread had before the fork);
+ * the qrwlock's and the rwsem's words do not, so for those the shim
  * records the writer's pthread_self() in q->writer (rw_record_writer()). */
 static inline bool rw_write_held_by_me(struct qrw *q)
 {
 #ifdef SHIM_WITH_TP
 	if (shim_ralg == RALG_TP) {
 		qlock_tp_rwlock_t *tp = (qlock_tp_rwlock_t *)(void *)q->alg;
-		uint32_t v = qa_read(&tp->val);
+		uint32_t v = qa_read(&tp->val), w = v & QLOCK_TP_RW_TID_MASK;
 
-		return !(v & QLOCK_TP_RW_SHARED) &&
-		       (v & QLOCK_TP_RW_TID_MASK) == tp_self_tid();
+		return !(v & QLOCK_TP_RW_SHARED) && w != 0 &&
+		       (w == tp_self_tid() || tp_tid_forked_self(w));
 	}
 #endif
 	return qa_read(&q->writer) == self_id();

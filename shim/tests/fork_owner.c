@@ -6,7 +6,8 @@
  * handlers), with the handlers registered after the process first used a
  * lock (so they run after any the lock library registered itself), and
  * the plain pattern (lock, fork, unlock in the child), also two forks
- * deep.  Preloaded, the drop-in's misuse handler is replaced by one that
+ * deep; three mutex kinds, and with the drop-in a write-held rwlock
+ * (which glibc leaves write-locked in the child).  Preloaded, the drop-in's misuse handler is replaced by one that
  * counts (qlock_set_misuse_handler, looked up at run time); the count
  * must stay 0.  Output identical with and without the drop-in.
  */
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +25,9 @@
 
 static pthread_mutex_t mtx[3]; /* normal, default, adaptive */
 static pthread_mutex_t atf = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static int misuse;
+static bool dropin; /* preloaded, rwlocks not forwarded: the rwlock too */
 
 static void on_misuse(const char *fn, const char *what, const void *lock)
 {
@@ -62,6 +66,20 @@ static int child_side(const char *who)
 		bad |= r != 0 || t != 0;
 		pthread_mutex_unlock(&mtx[i]);
 	}
+	/* The rwlock the forking thread write-held (the drop-in only: glibc
+	 * takes the child's unlock for a read unlock, the tid it compares
+	 * having changed, and the write lock stays held; silent, so that
+	 * the output stays the same). */
+	if (dropin) {
+		int r = pthread_rwlock_unlock(&rw);
+		int w = pthread_rwlock_trywrlock(&rw);
+
+		if (r != 0 || w != 0) {
+			printf("%s: rwlock unlock %s, trywrlock %s\n", who, err(r), err(w));
+			bad = 1;
+		}
+		pthread_rwlock_unlock(&rw);
+	}
 	/* The atfork mutex, released by the child handler. */
 	int t = pthread_mutex_trylock(&atf);
 	bad |= t != 0;
@@ -86,6 +104,19 @@ static void lock_all(void)
 {
 	for (int i = 0; i < 3; i++)
 		pthread_mutex_lock(&mtx[i]);
+	if (dropin)
+		pthread_rwlock_wrlock(&rw);
+}
+
+static int unlock_all(void)
+{
+	int bad = 0;
+
+	for (int i = 0; i < 3; i++)
+		bad |= pthread_mutex_unlock(&mtx[i]) != 0;
+	if (dropin)
+		bad |= pthread_rwlock_unlock(&rw) != 0;
+	return bad;
 }
 
 int main(void)
@@ -95,6 +126,7 @@ int main(void)
 				      PTHREAD_MUTEX_ADAPTIVE_NP };
 	void (*(*set)(void (*)(const char *, const char *, const void *)))(
 		const char *, const char *, const void *);
+	const char *(*alg)(const char *);
 	int bad = 0;
 	pid_t pid;
 
@@ -104,6 +136,8 @@ int main(void)
 	*(void **)&set = dlsym(RTLD_DEFAULT, "qlock_set_misuse_handler");
 	if (set)
 		set(on_misuse);
+	*(void **)&alg = dlsym(RTLD_DEFAULT, "qlock_pthread_algorithm");
+	dropin = alg && strcmp(alg("rwlock"), "glibc") != 0;
 	for (int i = 0; i < 3; i++) {
 		pthread_mutexattr_init(&a);
 		pthread_mutexattr_settype(&a, kinds[i]);
@@ -123,8 +157,7 @@ int main(void)
 		_exit(child_side("child"));
 	}
 	bad |= wait_child(pid);
-	for (int i = 0; i < 3; i++)
-		bad |= pthread_mutex_unlock(&mtx[i]) != 0;
+	bad |= unlock_all();
 
 	/* held across two forks, unlocked in the grandchild */
 	lock_all();
@@ -141,8 +174,7 @@ int main(void)
 		_exit(wait_child(g));
 	}
 	bad |= wait_child(pid);
-	for (int i = 0; i < 3; i++)
-		bad |= pthread_mutex_unlock(&mtx[i]) != 0;
+	bad |= unlock_all();
 	printf("parent: misuse %d\n", misuse);
 	bad |= misuse != 0;
 	printf(bad ? "FAIL\n" : "ok\n");

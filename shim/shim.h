@@ -46,8 +46,8 @@
  *   0            sequence word (futex)
  *   4            waiter count (and DESTROYING, see cond.c)
  *   8            fork generation of the waiter count
- *  36  __wrefs   glibc's attribute bits: bit 0 pshared (= glibc-owned),
- *                bit 1 CLOCK_MONOTONIC
+ *  36  __wrefs   glibc's attribute bits: bit 0 pshared (shared futex
+ *                calls, no fork repair), bit 1 CLOCK_MONOTONIC
  * pthread_spinlock_t (4 bytes): a qlock_spinlock_t, or, process-shared,
  *                a test-and-set word whose values the qspinlock never
  *                holds (spin.c).

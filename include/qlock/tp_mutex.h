@@ -17,7 +17,11 @@
  *	qlock_tp_mutex_lock(&m);  ...  qlock_tp_mutex_unlock(&m);
  *
  * 16 bytes, zero-initialised = unlocked, no destructor.  Not recursive;
- * only the owner unlocks.  Not for use across fork() while held.
+ * only the owner unlocks.  Held across fork() by the forking thread, it
+ * is the child's thread's to unlock (the library remembers that thread's
+ * tid before the fork); held by another thread of the parent, it stays
+ * held in the child, and waiters of the parent's other threads at the
+ * instant of fork are not repaired (the drop-in does repair them).
  *
  * Misuse detected (reported through qlock_set_misuse_handler(), default:
  * message and abort): qlock_tp_mutex_unlock() of a free mutex (if the

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A program with its own allocator that takes a pthread mutex on every
- * call (as jemalloc or tcmalloc linked into a program do): its first lock
- * comes from the C library's and the dynamic linker's own allocations,
- * before main and before the drop-in's constructor, and the drop-in's
- * set-up must not itself depend on a lock call.  Then threads allocate
- * concurrently.  Not built with a sanitizer (which owns malloc).
+ * call (as jemalloc or tcmalloc linked into a program do): every
+ * allocation of the C library (stdio buffers, thread stacks' TLS) goes
+ * through it, from a constructor before main and from threads, and the
+ * drop-in's own set-up must neither allocate nor lock (it would re-enter
+ * itself).  Not built with a sanitizer (which owns malloc).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -88,6 +88,29 @@ static void on_alarm(int sig)
 	_exit(3);
 }
 
+static long ctor_allocs;
+
+static void *ctor_thread(void *arg)
+{
+	(void)arg;
+	free(malloc(32));
+	return NULL;
+}
+
+/* As a C++ static constructor would: allocate and start a thread. */
+__attribute__((constructor)) static void before_main(void)
+{
+	pthread_t t;
+	void *volatile p = malloc(100);
+
+	free(p);
+	pthread_create(&t, NULL, ctor_thread, NULL);
+	pthread_join(t, NULL);
+	pthread_mutex_lock(&heap_lock);
+	ctor_allocs = calls;
+	pthread_mutex_unlock(&heap_lock);
+}
+
 static void *allocate(void *arg)
 {
 	void *volatile p;
@@ -114,7 +137,8 @@ int main(void)
 		pthread_create(&t[i], NULL, allocate, NULL);
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
+	printf("allocations before main: %s\n", ctor_allocs >= 2 ? "counted" : "LOST");
 	printf("allocations by 4 threads: %s\n",
 	       calls - before >= 4 * 2000 ? "all counted" : "LOST");
-	return calls - before >= 4 * 2000 ? 0 : 1;
+	return calls - before >= 4 * 2000 && ctor_allocs >= 2 ? 0 : 1;
 }

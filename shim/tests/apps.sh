@@ -1,20 +1,27 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Real multi-threaded programs from Debian packages, run without and with
-# the shim preloaded; their outputs (checksums) must be identical.
-#   apps.sh SHIM [WORKDIR]
-# Installs the packages with apt-get when they are missing and we are
-# root; exits 77 (CTest: skipped) with a message when none can be had.
+# the shim preloaded; their outputs (checksums, counts) must be identical.
+# The smoke version of `make bench-apps` (docs/bench-apps.md): each of its
+# programs once, small, no timing.
+#   apps.sh SHIM [SQLITE_THREADS [PY_THREADS]]
+# SQLITE_THREADS: bench/apps' sqlite_threads binary (skipped when empty);
+# PY_THREADS: bench/apps/py_threads.py.  Every command has a time-out, so a
+# hang fails the test.  Installs the packages with apt-get when they are
+# missing and we are root; skips each program still missing with one line;
+# exits 77 (CTest: skipped) when none can be run.
 set -u
 shim=$(readlink -f "$1")
-work=${2:-$(mktemp -d)}
-mkdir -p "$work"
+sqlite_threads=${2:-}
+py_threads=${3:-$(dirname "$(readlink -f "$0")")/../../bench/apps/py_threads.py}
+work=$(mktemp -d "${TMPDIR:-/tmp}/qlock-apps.XXXXXX")
 trap 'kill $mc_pid 2>/dev/null; rm -rf "$work"' EXIT
 mc_pid=
 
 need=()
 for p in pigz:pigz xz:xz-utils zstd:zstd sqlite3:sqlite3 memcached:memcached \
-         memccp:libmemcached-tools; do
+         memccp:libmemcached-tools db_bench:rocksdb-tools \
+         kccachetest:kyotocabinet-utils sysbench:sysbench; do
   command -v "${p%%:*}" >/dev/null || need+=("${p#*:}")
 done
 if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -30,8 +37,9 @@ fi
 pass=0 fail=0 skip=0
 check() { # name, then the command (a shell string) printing what to compare
   local name=$1 cmd=$2 a b
-  a=$(cd "$work" && bash -c "$cmd" 2>&1); ra=$?
-  b=$(cd "$work" && LD_PRELOAD="$shim" bash -c "$cmd" 2>&1); rb=$?
+  a=$(cd "$work" && timeout -k 5 120 bash -c "$cmd" 2>&1); ra=$?
+  b=$(cd "$work" && LD_PRELOAD="$shim" timeout -k 5 120 bash -c "$cmd" 2>&1); rb=$?
+  [ $ra -eq 124 ] || [ $rb -eq 124 ] && echo "$name: timed out after 120 s (exit $ra/$rb)"
   if [ $ra -eq 0 ] && [ $rb -eq 0 ] && [ "$a" = "$b" ]; then
     echo "ok   $name: $(echo "$a" | head -c 80 | tr '\n' ' ')"; pass=$((pass+1))
   else
@@ -39,7 +47,7 @@ check() { # name, then the command (a shell string) printing what to compare
     echo "--- preloaded"; echo "$b" | head -20; fail=$((fail+1))
   fi
 }
-have() { command -v "$1" >/dev/null || { echo "skip $2: $1 not installed"; skip=$((skip+1)); return 1; }; }
+have() { command -v "$1" >/dev/null || { echo "skip $2: $1 not installed (package ${3:-$2})"; skip=$((skip+1)); return 1; }; }
 
 # A deterministic, compressible input (5 MB; in3.txt 15 MB).
 awk 'BEGIN { srand(7); for (i = 0; i < 150000; i++)
@@ -86,6 +94,45 @@ if have memcached memcached && have memccp libmemcached-tools; then
   }
   export -f mc_check
   check "memcached -t 4 + 8 clients" "$(declare -f mc_check); mc_check"
+fi
+
+# The rest of `make bench-apps`' programs, each once at a small size.
+have db_bench "rocksdb db_bench" rocksdb-tools &&
+  check "rocksdb db_bench fillrandom,readrandom 8 threads" \
+    "db_bench --benchmarks=fillrandom,readrandom --threads=8 --num=2000 --seed=42 --compression_type=none --db=\$PWD/rdb 2>&1 | grep -o '([0-9]* of [0-9]* found)'"
+have cache_bench "rocksdb cache_bench" rocksdb-tools && for bits in 0 6; do
+  check "rocksdb cache_bench $((1 << bits)) shard(s)" \
+    "cache_bench --threads=8 --num_shard_bits=$bits --ops_per_thread=20000 --cache_size=8388608 --value_bytes=1024 | grep -E '^(Number of threads|Ops per thread|Num shard bits)'"
+done
+have kccachetest "kyotocabinet kccachetest" kyotocabinet-utils && {
+  check "kccachetest order -th 8" "kccachetest order -th 8 10000 | grep -E '^(count|size):|^ok'"
+  check "kccachetest wicked -th 8" "kccachetest wicked -th 8 -it 1 2000 | grep -x ok"
+}
+have sysbench sysbench && {
+  check "sysbench mutex 16 threads" "sysbench mutex --threads=16 --time=0 --mutex-num=64 --mutex-locks=2000 --mutex-loops=200 run | grep 'total number of events'"
+  check "sysbench threads 16 threads, 2 locks" "sysbench threads --threads=16 --thread-locks=2 --thread-yields=100 --time=0 --events=30 run | grep 'total number of events'"
+}
+py=/usr/bin/python3; [ -x $py ] || py=$(command -v python3)
+if [ -n "$py" ] && [ -f "$py_threads" ]; then
+  check "python queue.Queue 4+4 threads" "$py $py_threads queue 5000 | sed -n 1p"
+  check "python threading.Lock 8 threads" "$py $py_threads lock 20000 | sed -n 1p"
+else
+  echo "skip python threads: python3 or py_threads.py not found"; skip=$((skip+1))
+fi
+if [ -n "$sqlite_threads" ] && [ -x "$sqlite_threads" ]; then
+  check "sqlite multi-thread mode, 8 threads" "$sqlite_threads 8 3000 | sed -n 1p"
+else
+  echo "skip sqlite_threads: not built (libsqlite3-dev not installed when configured)"; skip=$((skip+1))
+fi
+if have memcached memcached && have memcaslap memcaslap libmemcached-tools; then
+  mcs_check() {
+    local port=$((20000 + RANDOM % 20000)) i
+    memcached $([ "$(id -u)" = 0 ] && echo -u root) -t 4 -p $port -U 0 -l 127.0.0.1 -m 64 & mc_pid=$!
+    for i in $(seq 50); do memcstat --servers=127.0.0.1:$port >/dev/null 2>&1 && break; sleep 0.1; done
+    memcaslap -s 127.0.0.1:$port -T 2 -c 8 -x 5000 2>&1 | grep -oE 'Ops: [0-9]+'
+    kill $mc_pid; wait $mc_pid 2>/dev/null; mc_pid=
+  }
+  check "memcached -t 4 + memcaslap" "$(declare -f mcs_check); mcs_check"
 fi
 
 echo "apps: $pass passed, $fail failed, $skip skipped"

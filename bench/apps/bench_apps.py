@@ -70,8 +70,9 @@ class Program:
 
     def __init__(self, name, needs, threads, units, unit, argv,
                  figure=None, figure_unit="s", higher=True, setup=None,
-                 server=None, check=None):
+                 server=None, check=None, discard=False):
         self.name, self.needs, self.threads = name, needs, threads
+        self.discard = discard          # stdout is data: to /dev/null
         self.units, self.unit, self.argv = units, unit, argv
         self.figure, self.figure_unit, self.higher = figure, figure_unit, higher
         self.setup, self.server, self.check = setup, server, check
@@ -219,11 +220,11 @@ def programs(size, py, tools):
     P.append(Program(
         "pigz", [("pigz", "pigz")], 8, mb, "MB",
         lambda c: ["pigz", "-p", "8", "-6", "-c", c["input"]],
-        None, "s", higher=False, setup=text_setup))
+        None, "s", higher=False, setup=text_setup, discard=True))
     P.append(Program(
         "zstd", [("zstd", "zstd")], 8, mb, "MB",
         lambda c: ["zstd", "-q", "-T8", "-9", "-c", c["input"]],
-        None, "s", higher=False, setup=text_setup))
+        None, "s", higher=False, setup=text_setup, discard=True))
 
     srows = 4000 if q else 30000
     sq = tools.get("sqlite_threads")
@@ -341,7 +342,8 @@ def run_once(prog, ctx, algs, timeout, stats=None):
         else:
             c0 = child_cpu()
             t0 = time.monotonic()
-            p = spawn(wrap(ctx, algs, stats) + prog.argv(ctx), out, env,
+            p = spawn(wrap(ctx, algs, stats) + prog.argv(ctx),
+                      subprocess.DEVNULL if prog.discard else out, env,
                       ctx["dir"])
             try:
                 rc = p.wait(timeout)
@@ -453,7 +455,7 @@ def verdict(ratio, aa, cpu, bound):
         why.append("median %.3f < %.3f (A/A lower edge %.3f, floor %.2f)"
                    % (ratio["med"], floor, aa["p25"], FLOOR))
     if cpu and cpu["med"] > CPU_CEILING:
-        why.append("CPU ratio %.2f > %.2f" % (cpu["med"], CPU_CEILING))
+        why.append("CPU ratio %.3f > %.2f" % (cpu["med"], CPU_CEILING))
     if bound and ratio["med"] < LOCK_BOUND_GAIN:
         why.append("lock-bound but median %.3f < %.2f" % (ratio["med"],
                                                         LOCK_BOUND_GAIN))
@@ -531,11 +533,12 @@ def bench_program(prog, ctx, cols, reps, min_reps, allot, verbose):
              "unit": prog.unit, "figure_unit": prog.figure_unit,
              "figure_source": "program" if prog.figure else "wall time",
              "higher_is_better": prog.higher, "runs": [],
-             "command": " ".join(os.path.basename(a) if i == 0 else a
-                                 for i, a in enumerate(
-                                     prog.server["argv"](0) + ["+"] +
-                                     prog.server["client"](0)
-                                     if prog.server else prog.argv(ctx)))}
+             "command": " ".join(
+                 os.path.basename(a) if i == 0 or a == ctx["sqlite"] else
+                 a.replace(ctx["dir"], "$WORKDIR").replace(HERE, "bench/apps")
+                 for i, a in enumerate(
+                     prog.server["argv"](0) + ["+"] + prog.server["client"](0)
+                     if prog.server else prog.argv(ctx)))}
     t_start = time.monotonic()
     warm = run_once(prog, ctx, None, ctx["first_timeout"])
     if warm["rc"] != 0:
@@ -756,7 +759,7 @@ def main(argv):
         os.access("/dev/shm", os.W_OK) else None
     work = tempfile.mkdtemp(prefix="qlock-bench-apps.", dir=base)
     ncpu = len(os.sched_getaffinity(0))
-    ctx = {"dir": work, "qlock_run": qr, "input": os.path.join(work,
+    ctx = {"dir": work, "qlock_run": qr, "sqlite": tools["sqlite_threads"], "input": os.path.join(work,
                                                                "input.txt"),
            "input_mb": mb, "ncpu": ncpu, "first_timeout": 300.0,
            "max_timeout": 60.0 if args.quick else 120.0}

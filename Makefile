@@ -2,6 +2,9 @@
 #   make bench   build, then run the seed-reproduction benchmark suite (short mode)
 #                and write the report to report/ (scripts/bench.sh)
 #   make bench-full  the same at the patches' full sizes
+#   make bench-apps  real programs (RocksDB, memcached, sysbench, ...) under
+#                glibc and under the pthread drop-in (scripts/bench-apps.sh,
+#                about 15 min; APPS_ARGS=--quick for a 1-2 min check)
 #   make test    build, then run every test, then again under ThreadSanitizer
 #                and under AddressSanitizer + UndefinedBehaviorSanitizer,
 #                then model-check (when genmc is installed)
@@ -14,8 +17,9 @@ JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 BENCH_ARGS ?= seed all --short
+APPS_ARGS ?=
 
-.PHONY: all build bench bench-full test test-plain test-tsan test-asan test-cross test-word test-model modelcheck deps clean
+.PHONY: all build bench bench-full bench-apps test test-plain test-tsan test-asan test-cross test-word test-model modelcheck deps clean
 
 all: build
 
@@ -35,6 +39,11 @@ bench: deps
 
 bench-full: deps
 	@$(BENCH_ENV) sh scripts/bench.sh seed all
+
+# The application benchmark (docs/bench-apps.md): writes
+# $(BUILD_DIR)/bench-apps.json, which the next `make bench` report shows.
+bench-apps:
+	@$(BENCH_ENV) sh scripts/bench-apps.sh $(APPS_ARGS)
 
 # The issue-15 performance map against glibc, short grid (docs/performance.md).
 .PHONY: map

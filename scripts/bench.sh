@@ -7,7 +7,10 @@
 # CMAKE_FLAGS; BENCH_MAP: the `lockbench map --json` result shown in the
 # report's machine section (unset: the newest $BUILD_DIR/map*.json, which
 # `make map` writes; set but empty: none).  The map is not run here: the
-# short grid alone takes 3-4 minutes (docs/bench-report.md).  The JSON is
+# short grid alone takes 3-4 minutes (docs/bench-report.md).  BENCH_APPS:
+# the `make bench-apps` result for the report's application benchmark
+# section (unset: $BUILD_DIR/bench-apps.json when present; set but empty:
+# none); not run here either (about 15 minutes, docs/bench-apps.md).  The JSON is
 # kept as $REPORT_DIR/lockbench.json, so
 # `lockbench report report/lockbench.json -o DIR` re-renders it.
 set -u
@@ -40,8 +43,12 @@ if [ -z "${BENCH_MAP+set}" ]; then
 	# shellcheck disable=SC2012 # the names are ours: map*.json
 	BENCH_MAP=$(ls -t "$build_dir"/map*.json 2>/dev/null | head -n 1)
 fi
+if [ -z "${BENCH_APPS+set}" ]; then
+	BENCH_APPS=
+	[ -f "$build_dir/bench-apps.json" ] && BENCH_APPS=$build_dir/bench-apps.json
+fi
 if ! "$build_dir/bench/lockbench" report "$json" -o "$report_dir" \
-	${BENCH_MAP:+--map "$BENCH_MAP"}; then
+	${BENCH_MAP:+--map "$BENCH_MAP"} ${BENCH_APPS:+--apps "$BENCH_APPS"}; then
 	echo "bench: the run is saved in $json; once python3 (and" \
 	     "python3-matplotlib) are installed, render it with:" \
 	     "$build_dir/bench/lockbench report $json -o $report_dir" >&2
@@ -51,4 +58,9 @@ if [ -z "$BENCH_MAP" ]; then
 	echo "bench: no performance map in the report: \`make map\` writes" \
 	     "$build_dir/map-short.json (3-4 min), which the next \`make bench\`" \
 	     "shows; or BENCH_MAP=FILE make bench"
+fi
+if [ -z "$BENCH_APPS" ]; then
+	echo "bench: no application benchmark in the report: \`make" \
+	     "bench-apps\` writes $build_dir/bench-apps.json (about 15 min)," \
+	     "which the next \`make bench\` shows; or BENCH_APPS=FILE make bench"
 fi

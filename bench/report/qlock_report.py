@@ -9,7 +9,8 @@ SVG), DIR/README.md (the same content, plots linked) and DIR/plots/*.svg,
 
 Modules: report_model.py (runs, published tables, ratios, the verdict),
 report_plots.py (matplotlib), report_map.py (the `lockbench map` section),
-this file (the document and the command).
+report_apps.py (the `make bench-apps` section), this file (the document
+and the command).
 
 The verdict rule is report_model.seed_verdict's (docs/bench-report.md).
 """
@@ -22,6 +23,7 @@ from report_model import (DEFAULT_THRESHOLD, Run, exp_params, figure,
                           fmt_num, fmt_ratio, fmt_ratio_spread, fmt_spread,
                           judge, load_json, row_label, seed_verdict,
                           table_rows, used_experiments)
+from report_apps import add_apps, load_apps, make_apps_plot
 from report_map import HEAT_CSS, add_maps, load_map
 from report_plots import make_plots
 
@@ -373,6 +375,10 @@ def main(argv):
                     help="a `lockbench map --json` result for the machine "
                     "section (repeatable); one that is missing or malformed "
                     "is named in one line and left out")
+    ap.add_argument("--apps", metavar="APPS.json", default=None,
+                    help="a `make bench-apps` result for the application "
+                    "benchmark section; one that is missing or malformed is "
+                    "named in one line and left out")
     args = ap.parse_args(argv)
     pub = load_json(args.published)
     run = Run(args.files)
@@ -383,6 +389,10 @@ def main(argv):
     verdicts = {s["id"]: seed_verdict(s, run) for s in pub["seeds"]}
     problem = make_plots(pub, run, plot_dir)
     doc = build_doc(pub, run, plot_dir, problem, maps, verdicts)
+    apps, apps_why = load_apps(args.apps) if args.apps else (None, None)
+    if apps:
+        apps_why = make_apps_plot(apps, plot_dir)
+    add_apps(doc, args.apps, apps, apps_why)
     with open(os.path.join(out, "README.md"), "w") as f:
         f.write(doc.markdown())
     with open(os.path.join(out, "index.html"), "w") as f:
@@ -399,6 +409,10 @@ def main(argv):
                   "one)" % why, file=sys.stderr)
         else:
             print("report: performance map: " + path)
+    if args.apps:
+        print("report: application benchmark: %s" % (
+            args.apps if apps else "left out: " + apps_why),
+            file=sys.stdout if apps else sys.stderr)
     print("report: %s (also README.md%s)" % (index,
                                             "" if problem else ", plots/"))
     return 0

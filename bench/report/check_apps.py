@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""bench_apps_rules: the application benchmark's rules and its report
+section (docs/bench-apps.md).
+  check_apps.py APPS-FIXTURE.json OUTDIR
+1. bench/apps/bench_apps.py's verdict, lock-bound rule, ratio direction,
+   quantiles and --stats parser, on made-up numbers;
+2. the report rendered with --apps FIXTURE: one row per program of the
+   fixture, each with the verdict, ratio and A/A band of the JSON; a
+   skipped program says why; the plot exists when matplotlib is installed;
+3. a missing and a foreign --apps file: one line each, report still written.
+Prints what failed and exits 1, else "ok".
+"""
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "apps"))
+import bench_apps as ba  # noqa: E402
+from report_apps import band_cell, fmt_s  # noqa: E402
+
+failures = []
+
+
+def expect(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def s(med, p25=None, p75=None):
+    return {"med": med, "p25": med if p25 is None else p25,
+            "p75": med if p75 is None else p75, "min": 0, "max": 0, "n": 5}
+
+
+def rules():
+    aa_wide, aa_tight = s(1.0, 0.90, 1.08), s(1.0, 0.99, 1.01)
+    cases = [  # ratio, aa, cpu, lock-bound -> verdict
+        (s(0.93), aa_wide, s(1.0), False, "meets"),   # inside a wide band
+        (s(0.93), aa_tight, s(1.0), False, "fails"),  # below the 0.97 floor
+        (s(0.975), aa_tight, s(1.0), False, "meets"),
+        (s(0.89), aa_wide, s(1.0), False, "fails"),   # below the band
+        (s(1.0), aa_tight, s(1.11), False, "fails"),  # CPU ratio
+        (s(1.05), aa_tight, s(1.0), True, "fails"),   # lock-bound, < 1.1x
+        (s(1.12), aa_tight, s(1.0), True, "meets"),
+    ]
+    for r, aa, cpu, lb, want in cases:
+        got = ba.verdict(r, aa, cpu, lb)[0]
+        expect(got == want, "verdict(ratio %.3f, A/A p25 %.2f, CPU %.2f, "
+               "lock-bound %s) = %s, want %s" % (r["med"], aa["p25"],
+                                                 cpu["med"], lb, got, want))
+    expect(ba.verdict(None, aa_tight, None, False)[0] == "no data",
+           "verdict without a ratio")
+    prof = lambda cps, share: {"contended_per_s": cps,  # noqa: E731
+                               "contended_share": share, "wait_share": 0.9}
+    expect(ba.lock_bound(prof(5000, 0.02)) is True, "lock-bound 5000/s 2%")
+    expect(ba.lock_bound(prof(5000, 0.001)) is False, "lock-bound 0.1%")
+    expect(ba.lock_bound(prof(500, 0.5)) is False, "lock-bound 500/s")
+    expect(ba.lock_bound(None) is None, "lock-bound without a profile")
+
+    class P:
+        higher = False
+    expect(abs(ba.speed_ratio(P, {"figure": 2.0}, {"figure": 1.0}) - 0.5)
+           < 1e-9, "a time twice glibc's is speed ratio 0.5")
+    P.higher = True
+    expect(abs(ba.speed_ratio(P, {"figure": 2.0}, {"figure": 1.0}) - 2.0)
+           < 1e-9, "a throughput twice glibc's is speed ratio 2")
+    q = ba.spread([4, 1, 3, 2, 5])
+    expect((q["med"], q["p25"], q["p75"], q["min"], q["max"]) ==
+           (3, 2, 4, 1, 5), "spread of 1..5: %s" % q)
+    text = "\n".join([
+        "libqlock-pthread: mutex=tp rwlock=qrwlock spin=qspinlock",
+        "libqlock-pthread: locks used         kind          acquired  "
+        "contended      wait ms     max ms",
+        "libqlock-pthread: 4                  mutex          1000      "
+        "100   50.0     10.0",
+        "libqlock-pthread: 1                  rwlock-rd      500       "
+        "0      0.000    0.000",
+        "libqlock-pthread: most contended     kind          acquired  "
+        "contended      wait ms     max ms",
+        "libqlock-pthread: 0x5600             mutex          999       "
+        "99     49.0     10.0"])
+    p = ba.parse_profile(text, 0.5, 2)
+    expect((p["acquired"], p["contended"], p["locks"]) == (1500, 100, 5),
+           "--stats totals: %s" % p)
+    expect(abs(p["contended_per_s"] - 200) < 1e-9 and
+           abs(p["wait_share"] - 0.05) < 1e-9, "--stats rates: %s" % p)
+
+
+def report(fixture, out):
+    with open(fixture) as f:
+        apps = json.load(f)
+    gen = os.path.join(HERE, "qlock_report.py")
+    data = os.path.join(HERE, "test-fixture.json")
+    r = subprocess.run([sys.executable, gen, data, "-o", out, "--apps",
+                        fixture], capture_output=True, text=True)
+    expect(r.returncode == 0, "report with --apps: status %d: %s"
+           % (r.returncode, r.stderr.strip()))
+    with open(os.path.join(out, "README.md")) as f:
+        md = f.read()
+    expect("## Application benchmark" in md, "no Application benchmark "
+           "section")
+    rows = {}
+    for line in md.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 9:
+            rows[cells[0]] = cells
+    for e in apps["programs"]:
+        row = rows.get(e["name"])
+        if not row:
+            failures.append("no table row for %s" % e["name"])
+            continue
+        if e.get("skipped"):
+            expect(e["skipped"] in row[1], "%s: skipped without the reason"
+                   % e["name"])
+            continue
+        expect(row[8] == "**%s**" % e["verdict"], "%s: verdict %s, JSON %s"
+               % (e["name"], row[8], e["verdict"]))
+        want = fmt_s(e["columns"]["qlock"]["ratio"])
+        expect(row[3] == want, "%s: ratio %s, want %s" % (e["name"], row[3],
+                                                          want))
+        band = band_cell(e)
+        band = band[0] if isinstance(band, tuple) else band
+        expect(row[4] == band, "%s: A/A band %s, want %s" % (
+            e["name"], row[4], band))
+    try:
+        import matplotlib  # noqa: F401
+        expect(os.path.exists(os.path.join(out, "plots", "apps.svg")),
+               "matplotlib is installed but there is no plots/apps.svg")
+        with open(os.path.join(out, "index.html")) as f:
+            expect("<svg" in f.read().split("Application benchmark", 1)[-1],
+                   "the HTML section has no inline plot")
+    except ImportError:
+        pass
+    # a missing and a foreign file: named in one line, not fatal
+    foreign = os.path.join(out, "foreign.json")
+    with open(foreign, "w") as f:
+        json.dump({"schema": "something-else/1"}, f)
+    for bad in (os.path.join(out, "missing.json"), foreign):
+        r = subprocess.run([sys.executable, gen, data, "-o", out + "-bad",
+                            "--apps", bad], capture_output=True, text=True)
+        lines = [ln for ln in r.stderr.splitlines()
+                 if "application benchmark" in ln]
+        expect(r.returncode == 0 and len(lines) == 1 and bad in lines[0],
+               "--apps %s: status %d, stderr %r" % (bad, r.returncode,
+                                                   r.stderr))
+
+
+def main(argv):
+    if len(argv) != 3:
+        print("usage: check_apps.py APPS-FIXTURE.json OUTDIR",
+              file=sys.stderr)
+        return 2
+    rules()
+    report(argv[1], argv[2])
+    for f in failures:
+        print("FAIL: " + f)
+    if failures:
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -166,7 +166,7 @@ def programs(size, py, tools):
                                      str(kc)],
         rx(r"^time: ([\d.]+)", total=True), "s", higher=False,
         check=lambda out: out.rstrip().endswith("ok")))
-    kw = 4000 if q else 25000
+    kw = 4000 if q else 100000
     P.append(Program(
         "kyotocabinet-wicked", [("kccachetest", "kyotocabinet-utils")], 8,
         8 * kw, "op", lambda c: ["kccachetest", "wicked", "-th", "8",
@@ -187,14 +187,14 @@ def programs(size, py, tools):
             "memcaslap", "-s", "127.0.0.1:%d" % port, "-T", "2", "-c", "32",
             "-x", str(mops)]}))
 
-    ml = 4000 if q else 20000
+    ml = 4000 if q else 80000
     P.append(Program(
         "sysbench-mutex", [("sysbench", "sysbench")], 16, 16 * ml, "lock",
         lambda c: ["sysbench", "mutex", "--threads=16", "--time=0",
                    "--mutex-num=64", "--mutex-locks=%d" % ml,
                    "--mutex-loops=2000", "run"],
         rx(r"total time:\s+([\d.]+)s"), "s", higher=False))
-    te = 40 if q else 500
+    te = 40 if q else 1500
     P.append(Program(
         "sysbench-threads", [("sysbench", "sysbench")], 16, te, "event",
         lambda c: ["sysbench", "threads", "--threads=16", "--thread-locks=2",
@@ -207,13 +207,13 @@ def programs(size, py, tools):
         "python-queue", [(py, "python3")], 8, 4 * pq, "item",
         lambda c: [py, os.path.join(HERE, "py_threads.py"), "queue", str(pq)],
         rx(r"^ops/s: ([\d.]+)"), "items/s"))
-    pl = 50000 if q else 400000
+    pl = 50000 if q else 1200000
     P.append(Program(
         "python-lock", [(py, "python3")], 8, 8 * pl, "increment",
         lambda c: [py, os.path.join(HERE, "py_threads.py"), "lock", str(pl)],
         rx(r"^ops/s: ([\d.]+)"), "increments/s"))
 
-    mb = 8 if q else 24
+    mb = 8 if q else 48
     def text_setup(ctx):
         if not os.path.exists(ctx["input"]):
             make_text(ctx["input"], ctx["input_mb"])
@@ -226,7 +226,7 @@ def programs(size, py, tools):
         lambda c: ["zstd", "-q", "-T8", "-9", "-c", c["input"]],
         None, "s", higher=False, setup=text_setup, discard=True))
 
-    srows = 4000 if q else 30000
+    srows = 4000 if q else 60000
     sq = tools.get("sqlite_threads")
     P.append(Program(
         "sqlite", [(sq or "sqlite_threads", "libsqlite3-dev (then rebuild)")],
@@ -675,7 +675,7 @@ def table(doc):
         w = [max(len(r[i]) for r in body) for i in range(len(hdr))]
         out.append("speed ratio to glibc per algorithm (median [IQR]):")
         for r in body:
-            out.append("  ".join(c.ljust(w[j]) for j, c in enumerate(r)))
+            out.append("  ".join(c.ljust(w[j]) for j, c in enumerate(r)).rstrip())
     out.append("")
     out.append("ratio: speed (throughput or 1/time) of the drop-in over "
                "glibc, per interleaved pair, median [p25..p75]; A/A band: "

@@ -577,12 +577,14 @@ def bench_program(prog, ctx, cols, reps, min_reps, allot, verbose):
     sfile = os.path.join(ctx["dir"], "stats.txt")
     if os.path.exists(sfile):
         os.unlink(sfile)
-    pr = run_once(prog, ctx, {}, timeout, stats=sfile)
-    try:
-        with open(sfile) as f:
-            stext = f.read()
-    except OSError:
-        stext = ""
+    pr, stext = {"rc": -1}, ""
+    if "qlock" not in dropped:          # a failed drop-in would fail again
+        pr = run_once(prog, ctx, {}, timeout, stats=sfile)
+        try:
+            with open(sfile) as f:
+                stext = f.read()
+        except OSError:
+            pass
     entry["lock_profile"] = parse_profile(stext, pr["wall"], ctx["ncpu"]) \
         if pr["rc"] == 0 and stext else None
     entry["lock_bound"] = lock_bound(entry["lock_profile"])
@@ -624,6 +626,9 @@ def summarize(prog, entry, colnames):
                                      aa["p75"] <= 1 + AA_TARGET)
     v, why = verdict(q.get("ratio"), aa, q.get("cpu_ratio"),
                      entry.get("lock_bound"))
+    if entry.get("dropped", {}).get("qlock"):
+        v, why = "fails", "the drop-in's run failed: " + \
+            entry["dropped"]["qlock"]
     entry["verdict"], entry["verdict_reason"] = v, why
 
 

@@ -3,8 +3,9 @@
 """bench_apps_rules: the application benchmark's rules and its report
 section (docs/bench-apps.md).
   check_apps.py APPS-FIXTURE.json OUTDIR
-1. bench/apps/bench_apps.py's verdict, lock-bound rule, ratio direction,
-   quantiles and --stats parser, on made-up numbers;
+1. bench/apps/bench_apps.py's verdict (also for a drop-in run that timed
+   out), lock-bound rule, ratio direction, quantiles and --stats parser,
+   on made-up numbers;
 2. the report rendered with --apps FIXTURE: one row per program of the
    fixture, each with the verdict, ratio and A/A band of the JSON; a
    skipped program says why; the plot exists when matplotlib is installed;
@@ -52,6 +53,18 @@ def rules():
                                                  cpu["med"], lb, got, want))
     expect(ba.verdict(None, aa_tight, None, False)[0] == "no data",
            "verdict without a ratio")
+
+    class Prog:
+        higher, units = True, 10
+    runs = [{"round": r, "column": c, "rc": 0, "figure": 100.0, "cpu": 1.0}
+            for r in range(3) for c in ("glibc", "glibc-again")]
+    e = {"runs": runs, "dropped": {"qlock": "timed out after 20 s"}}
+    ba.summarize(Prog, e, ["glibc", "qlock", "glibc-again"])
+    expect(e["verdict"] == "fails" and "timed out" in e["verdict_reason"],
+           "a drop-in run that timed out: %s (%s)" % (e["verdict"],
+                                                     e["verdict_reason"]))
+    expect(e["aa_band"]["med"] == 1.0 and e["aa_within_target"],
+           "A/A band of identical figures: %s" % e["aa_band"])
     prof = lambda cps, share: {"contended_per_s": cps,  # noqa: E731
                                "contended_share": share, "wait_share": 0.9}
     expect(ba.lock_bound(prof(5000, 0.02)) is True, "lock-bound 5000/s 2%")

@@ -108,10 +108,26 @@ have kccachetest "kyotocabinet kccachetest" kyotocabinet-utils && {
   check "kccachetest order -th 8" "kccachetest order -th 8 10000 | grep -E '^(count|size):|^ok'"
   check "kccachetest wicked -th 8" "kccachetest wicked -th 8 -it 1 2000 | grep -x ok"
 }
-have sysbench sysbench && {
+# An ASan-instrumented shim (the test-asan build) preloaded into a program
+# whose libraries call pthread functions from their constructors can be
+# entered before the sanitizer runtime (loaded as the shim's dependency,
+# so initialised late) is set up, and crash at the first instrumented
+# instruction (sysbench: libgnutls's constructor takes an rwlock).  Such
+# a program is skipped in that build only; elsewhere a crash is a failure.
+asan_shim=
+ldd "$shim" 2>/dev/null | grep -q libasan && asan_shim=1
+asan_early() { # PROGRAM ARGS: runs plain, dies at start-up preloaded
+  [ -n "$asan_shim" ] || return 1
+  timeout 30 "$@" >/dev/null 2>&1 || return 1
+  ! LD_PRELOAD="$shim" timeout 30 "$@" >/dev/null 2>&1
+}
+if have sysbench sysbench && asan_early sysbench --version; then
+  echo "skip sysbench: the ASan build's shim is entered from a library constructor before ASan is initialised (sysbench --version crashes preloaded)"
+  skip=$((skip+1))
+elif command -v sysbench >/dev/null; then {
   check "sysbench mutex 16 threads" "sysbench mutex --threads=16 --time=0 --mutex-num=64 --mutex-locks=2000 --mutex-loops=200 run | grep 'total number of events'"
   check "sysbench threads 16 threads, 2 locks" "sysbench threads --threads=16 --thread-locks=2 --thread-yields=100 --time=0 --events=30 run | grep 'total number of events'"
-}
+}; fi
 py=/usr/bin/python3; [ -x $py ] || py=$(command -v python3)
 if [ -n "$py" ] && [ -f "$py_threads" ]; then
   check "python queue.Queue 4+4 threads" "$py $py_threads queue 5000 | sed -n 1p"

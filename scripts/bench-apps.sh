@@ -12,6 +12,18 @@
 # QLOCK_PYTHON (the interpreter; default /usr/bin/python3, else python3).
 set -u
 build_dir=${BUILD_DIR:-build}
+# SQLite's headers, for bench/apps/sqlite_threads, before configuring; the
+# driver installs the programs' own packages.
+if ! dpkg -s libsqlite3-dev >/dev/null 2>&1; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "bench-apps: installing libsqlite3-dev"
+		DEBIAN_FRONTEND=noninteractive timeout 300 apt-get install -y -qq \
+			libsqlite3-dev >/dev/null 2>&1 ||
+			echo "bench-apps: could not install libsqlite3-dev; the sqlite workload will be skipped"
+	else
+		echo "bench-apps: libsqlite3-dev not installed (not root or no apt-get); the sqlite workload will be skipped"
+	fi
+fi
 mkdir -p "$build_dir"
 log="$build_dir/bench-build.log"
 echo "bench-apps: building in $build_dir (log: $log)"

@@ -1,0 +1,678 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shim_symbolize() (symbolize.h): return address -> module (dl_iterate_phdr)
+ * -> the module's ELF file, mapped read-only once and kept -> the function
+ * symbol that covers the address (.symtab, else .dynsym) and the line
+ * table row (.debug_line, DWARF 2 to 5) that does.  When the module has no
+ * .debug_line (stripped, or Debian's split debug packages), the file
+ * /usr/lib/debug/.build-id/xx/yyyy.debug named by its build-id note is
+ * read instead, when it exists.
+ *
+ * Only the process's own modules are read, so the ELF class and byte order
+ * are the host's (ElfW, native loads).  Compressed debug sections
+ * (SHF_COMPRESSED) are skipped: their lines are not shown.
+ */
+#define _GNU_SOURCE
+#include "symbolize.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/atomic.h"
+
+/* ---- a mapped ELF file ---------------------------------------------------- */
+
+struct sec {
+	const uint8_t *p;
+	size_t size;
+};
+
+struct elf_file {
+	const uint8_t *map;
+	size_t size;
+	const ElfW(Shdr) *sh;
+	unsigned shnum;
+	const char *shstr;
+	size_t shstr_size;
+};
+
+static bool elf_open(struct elf_file *f, const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	memset(f, 0, sizeof(*f));
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size < sizeof(ElfW(Ehdr))) {
+		close(fd);
+		return false;
+	}
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return false;
+	f->map = m;
+	f->size = (size_t)st.st_size;
+
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)f->map;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_shentsize != sizeof(ElfW(Shdr)) ||
+	    eh->e_shoff == 0 || eh->e_shoff > f->size ||
+	    (f->size - eh->e_shoff) / sizeof(ElfW(Shdr)) < eh->e_shnum ||
+	    eh->e_shstrndx >= eh->e_shnum)
+		goto bad;
+	f->sh = (const ElfW(Shdr) *)(f->map + eh->e_shoff);
+	f->shnum = eh->e_shnum;
+	const ElfW(Shdr) *ss = &f->sh[eh->e_shstrndx];
+	if (ss->sh_offset > f->size || ss->sh_size > f->size - ss->sh_offset)
+		goto bad;
+	f->shstr = (const char *)f->map + ss->sh_offset;
+	f->shstr_size = ss->sh_size;
+	return true;
+bad:
+	munmap((void *)f->map, f->size);
+	memset(f, 0, sizeof(*f));
+	return false;
+}
+
+static struct sec elf_sec_at(const struct elf_file *f, unsigned i)
+{
+	struct sec s = { NULL, 0 };
+	const ElfW(Shdr) *h;
+
+	if (!f->map || i >= f->shnum)
+		return s;
+	h = &f->sh[i];
+	if (h->sh_type == SHT_NOBITS || (h->sh_flags & SHF_COMPRESSED) ||
+	    h->sh_offset > f->size || h->sh_size > f->size - h->sh_offset)
+		return s;
+	s.p = f->map + h->sh_offset;
+	s.size = h->sh_size;
+	return s;
+}
+
+static struct sec elf_sec(const struct elf_file *f, const char *name, unsigned *index)
+{
+	struct sec none = { NULL, 0 };
+
+	for (unsigned i = 0; f->map && i < f->shnum; i++) {
+		ElfW(Word) n = f->sh[i].sh_name;
+
+		if (n < f->shstr_size && strnlen(f->shstr + n, f->shstr_size - n) < f->shstr_size - n &&
+		    strcmp(f->shstr + n, name) == 0) {
+			if (index)
+				*index = i;
+			return elf_sec_at(f, i);
+		}
+	}
+	return none;
+}
+
+/* ---- symbols ------------------------------------------------------------ */
+
+struct sym_hit {
+	const char *name;
+	uintptr_t value, size;
+	bool covers;
+	int rank;
+};
+
+/* Among aliases (printf, _IO_printf, __printf): global before weak before
+ * local, then a name without a leading underscore. */
+static int sym_rank(const ElfW(Sym) *s, const char *name)
+{
+	int b = ELF64_ST_BIND(s->st_info);
+
+	return (b == STB_GLOBAL ? 4 : b == STB_WEAK ? 2 : 0) + (name[0] != '_');
+}
+
+/* The function symbol of table `tabname` whose size covers addr, else
+ * the nearest sizeless one below it. */
+static void sym_lookup(const struct elf_file *f, const char *tabname, uintptr_t addr,
+		       struct sym_hit *best)
+{
+	unsigned idx;
+	struct sec tab = elf_sec(f, tabname, &idx);
+
+	if (!tab.p)
+		return;
+	struct sec str = elf_sec_at(f, f->sh[idx].sh_link);
+	if (!str.p)
+		return;
+	size_t n = tab.size / sizeof(ElfW(Sym));
+	const ElfW(Sym) *s = (const ElfW(Sym) *)(const void *)tab.p;
+
+	for (size_t i = 0; i < n; i++) {
+		int type = ELF64_ST_TYPE(s[i].st_info);
+		uintptr_t v = (uintptr_t)s[i].st_value;
+		bool covers;
+
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s[i].st_shndx == SHN_UNDEF ||
+		    v > addr || s[i].st_name >= str.size)
+			continue;
+		covers = addr < v + s[i].st_size;
+		if (!covers && s[i].st_size)
+			continue; /* it ends below addr */
+		int rank = sym_rank(&s[i], (const char *)str.p + s[i].st_name);
+		if (best->name) {
+			if (best->covers && !covers)
+				continue;
+			if (best->covers == covers &&
+			    (v < best->value || (v == best->value && rank <= best->rank)))
+				continue;
+		}
+		best->name = (const char *)str.p + s[i].st_name;
+		best->value = v;
+		best->size = s[i].st_size;
+		best->covers = covers;
+		best->rank = rank;
+	}
+}
+
+/* ---- DWARF .debug_line ------------------------------------------------- */
+
+struct rd {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static bool rd_need(struct rd *r, size_t n)
+{
+	if (r->bad || (size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		r->p = r->end;
+		return false;
+	}
+	return true;
+}
+
+static uint64_t rd_u(struct rd *r, size_t n)
+{
+	uint64_t v = 0;
+
+	if (!rd_need(r, n))
+		return 0;
+	switch (n) {
+	case 1: v = r->p[0]; break;
+	case 2: { uint16_t x; memcpy(&x, r->p, 2); v = x; break; }
+	case 4: { uint32_t x; memcpy(&x, r->p, 4); v = x; break; }
+	case 8: { uint64_t x; memcpy(&x, r->p, 8); v = x; break; }
+	default: r->bad = true; r->p = r->end; return 0;
+	}
+	r->p += n;
+	return v;
+}
+
+static void rd_skip(struct rd *r, uint64_t n)
+{
+	if (rd_need(r, n > SIZE_MAX ? SIZE_MAX : (size_t)n))
+		r->p += n;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (rd_need(r, 1)) {
+		uint8_t b = *r->p++;
+
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+static int64_t rd_sleb(struct rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b = 0;
+
+	while (rd_need(r, 1)) {
+		b = *r->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	if (shift < 64 && (b & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
+}
+
+static const char *rd_str(struct rd *r)
+{
+	const char *s = (const char *)r->p;
+	size_t n;
+
+	if (r->bad)
+		return NULL;
+	n = strnlen(s, (size_t)(r->end - r->p));
+	if (n == (size_t)(r->end - r->p)) {
+		r->bad = true;
+		r->p = r->end;
+		return NULL;
+	}
+	r->p += n + 1;
+	return s;
+}
+
+static const char *sec_str(struct sec s, uint64_t off)
+{
+	if (!s.p || off >= s.size || strnlen((const char *)s.p + off, s.size - off) == s.size - off)
+		return NULL;
+	return (const char *)s.p + off;
+}
+
+struct dwarf {
+	struct sec line, str, line_str;
+};
+
+/* Read one attribute of form `form` of a DWARF 5 directory or file entry;
+ * a string lands in *s, a number in *u. */
+static void rd_form(struct rd *r, const struct dwarf *d, uint64_t form, unsigned offsize,
+		    const char **s, uint64_t *u)
+{
+	*s = NULL;
+	*u = 0;
+	switch (form) {
+	case 0x08: *s = rd_str(r); break;                                  /* string */
+	case 0x0e: *s = sec_str(d->str, rd_u(r, offsize)); break;          /* strp */
+	case 0x1f: *s = sec_str(d->line_str, rd_u(r, offsize)); break;     /* line_strp */
+	case 0x0b: *u = rd_u(r, 1); break;                                 /* data1 */
+	case 0x05: *u = rd_u(r, 2); break;                                 /* data2 */
+	case 0x06: *u = rd_u(r, 4); break;                                 /* data4 */
+	case 0x07: *u = rd_u(r, 8); break;                                 /* data8 */
+	case 0x1e: rd_skip(r, 16); break;                                  /* data16 */
+	case 0x0f: *u = rd_uleb(r); break;                                 /* udata */
+	case 0x0d: (void)rd_sleb(r); break;                                /* sdata */
+	case 0x09: rd_skip(r, rd_uleb(r)); break;                          /* block */
+	case 0x0a: rd_skip(r, rd_u(r, 1)); break;                          /* block1 */
+	case 0x03: rd_skip(r, rd_u(r, 2)); break;                          /* block2 */
+	case 0x04: rd_skip(r, rd_u(r, 4)); break;                          /* block4 */
+	default: r->bad = true; r->p = r->end; break;
+	}
+}
+
+/* The name of file `want` in a line table header's file list (r is at the
+ * start of the directory list). */
+static const char *line_file_name(struct rd r, const struct dwarf *d, unsigned version,
+				  unsigned offsize, uint64_t want)
+{
+	if (version < 5) {
+		while (!r.bad) {        /* include_directories */
+			const char *s = rd_str(&r);
+
+			if (!s || !*s)
+				break;
+		}
+		for (uint64_t i = 1; !r.bad; i++) {
+			const char *s = rd_str(&r);
+
+			if (!s || !*s)
+				return NULL;
+			(void)rd_uleb(&r);
+			(void)rd_uleb(&r);
+			(void)rd_uleb(&r);
+			if (i == want)
+				return s;
+		}
+		return NULL;
+	}
+	for (int pass = 0; pass < 2; pass++) {  /* directories, then files */
+		uint64_t fmt[16][2];
+		unsigned nf = (unsigned)rd_u(&r, 1);
+
+		if (nf > 16)
+			return NULL;
+		for (unsigned i = 0; i < nf; i++) {
+			fmt[i][0] = rd_uleb(&r);
+			fmt[i][1] = rd_uleb(&r);
+		}
+		uint64_t count = rd_uleb(&r);
+		for (uint64_t e = 0; e < count && !r.bad; e++) {
+			const char *path = NULL;
+
+			for (unsigned i = 0; i < nf; i++) {
+				const char *s;
+				uint64_t u;
+
+				rd_form(&r, d, fmt[i][1], offsize, &s, &u);
+				if (fmt[i][0] == 1) /* DW_LNCT_path */
+					path = s;
+			}
+			if (pass == 1 && e == want)
+				return path;
+		}
+		if (r.bad)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* Find addr in the line tables: its file name and line, true if found. */
+static bool line_lookup(const struct dwarf *d, uint64_t addr, const char **file, unsigned *line)
+{
+	struct rd all = { d->line.p, d->line.p + d->line.size, false };
+
+	while (all.p < all.end && !all.bad) {
+		unsigned offsize = 4;
+		uint64_t len = rd_u(&all, 4);
+
+		if (len == 0xffffffffu) {
+			offsize = 8;
+			len = rd_u(&all, 8);
+		}
+		if (all.bad || len > (uint64_t)(all.end - all.p))
+			return false;
+		struct rd r = { all.p, all.p + len, false };
+		all.p += len;
+
+		unsigned version = (unsigned)rd_u(&r, 2);
+		unsigned addr_size = sizeof(void *);
+		if (version < 2 || version > 5)
+			continue;
+		if (version >= 5) {
+			addr_size = (unsigned)rd_u(&r, 1);
+			(void)rd_u(&r, 1); /* segment selector size */
+		}
+		uint64_t hlen = rd_u(&r, offsize);
+		if (r.bad || hlen > (uint64_t)(r.end - r.p))
+			continue;
+		const uint8_t *prog = r.p + hlen;
+		unsigned min_inst = (unsigned)rd_u(&r, 1);
+		if (version >= 4)
+			(void)rd_u(&r, 1); /* maximum_operations_per_instruction */
+		bool default_stmt = rd_u(&r, 1) != 0;
+		int line_base = (int8_t)rd_u(&r, 1);
+		unsigned line_range = (unsigned)rd_u(&r, 1);
+		unsigned opcode_base = (unsigned)rd_u(&r, 1);
+		const uint8_t *std_len = r.p;
+		if (opcode_base == 0 || line_range == 0)
+			continue;
+		rd_skip(&r, opcode_base - 1);
+		if (r.bad)
+			continue;
+		struct rd files = r;
+
+		/* The line number program. */
+		struct rd p = { prog, r.end, false };
+		uint64_t a = 0, prev_a = 0, fileno = 1, prev_file = 0;
+		int64_t ln = 1, prev_ln = 0;
+		bool have_prev = false, found = false;
+		(void)default_stmt;
+
+		while (p.p < p.end && !p.bad && !found) {
+			unsigned op = (unsigned)rd_u(&p, 1);
+			bool row = false, end_seq = false;
+
+			if (op >= opcode_base) {
+				unsigned adj = op - opcode_base;
+
+				a += (uint64_t)(adj / line_range) * min_inst;
+				ln += line_base + (int)(adj % line_range);
+				row = true;
+			} else if (op == 0) {
+				uint64_t elen = rd_uleb(&p);
+
+				if (p.bad || elen > (uint64_t)(p.end - p.p))
+					break;
+				const uint8_t *next = p.p + elen;
+				unsigned sub = elen ? (unsigned)rd_u(&p, 1) : 0;
+
+				if (sub == 1) {
+					row = end_seq = true;
+				} else if (sub == 2 && elen - 1 == addr_size) {
+					a = rd_u(&p, addr_size);
+				}
+				p.p = next;
+			} else {
+				switch (op) {
+				case 1: row = true; break;                                   /* copy */
+				case 2: a += rd_uleb(&p) * min_inst; break;                  /* advance_pc */
+				case 3: ln += rd_sleb(&p); break;                            /* advance_line */
+				case 4: fileno = rd_uleb(&p); break;                         /* set_file */
+				case 8: a += (uint64_t)((255 - opcode_base) / line_range) * min_inst; break;
+				case 9: a += rd_u(&p, 2); break;                             /* fixed_advance_pc */
+				default:
+					for (unsigned i = 0; i < std_len[op - 1]; i++)
+						(void)rd_uleb(&p);
+					break;
+				}
+			}
+			if (!row)
+				continue;
+			if (have_prev && prev_a <= addr && addr < a) {
+				found = true;
+				break;
+			}
+			if (end_seq) {
+				have_prev = false;
+				a = 0;
+				fileno = 1;
+				ln = 1;
+			} else {
+				have_prev = true;
+				prev_a = a;
+				prev_file = fileno;
+				prev_ln = ln;
+			}
+		}
+		if (!found)
+			continue;
+		const char *name = line_file_name(files, d, version, offsize, prev_file);
+		if (!name || prev_ln <= 0)
+			return false;
+		const char *slash = strrchr(name, '/');
+		*file = slash ? slash + 1 : name;
+		*line = (unsigned)prev_ln;
+		return true;
+	}
+	return false;
+}
+
+static void dwarf_of(const struct elf_file *f, struct dwarf *d)
+{
+	d->line = elf_sec(f, ".debug_line", NULL);
+	d->str = elf_sec(f, ".debug_str", NULL);
+	d->line_str = elf_sec(f, ".debug_line_str", NULL);
+}
+
+/* ---- modules -------------------------------------------------------------- */
+
+#define SYM_MODULES 64
+
+struct module {
+	uintptr_t bias;
+	char path[PATH_MAX];
+	const char *name;        /* basename of path */
+	bool tried;
+	struct elf_file elf, dbg;
+};
+
+static struct module modules[SYM_MODULES];
+static int nmodules;
+static int sym_lock;
+
+struct find {
+	uintptr_t pc;
+	bool found;
+	uintptr_t bias;
+	char path[PATH_MAX];
+};
+
+static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find *f = arg;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || f->pc < lo || f->pc - lo >= ph->p_memsz)
+			continue;
+		f->found = true;
+		f->bias = info->dlpi_addr;
+		if (info->dlpi_name && info->dlpi_name[0]) {
+			snprintf(f->path, sizeof(f->path), "%s", info->dlpi_name);
+		} else {
+			ssize_t n = readlink("/proc/self/exe", f->path, sizeof(f->path) - 1);
+
+			f->path[n > 0 ? n : 0] = '\0';
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* The separate debug file named by the module's build-id note. */
+static void open_debug_file(struct module *m)
+{
+	struct sec note = elf_sec(&m->elf, ".note.gnu.build-id", NULL);
+	char path[PATH_MAX];
+	int o;
+
+	if (!note.p || note.size < 16)
+		return;
+	uint32_t namesz, descsz, type;
+	memcpy(&namesz, note.p, 4);
+	memcpy(&descsz, note.p + 4, 4);
+	memcpy(&type, note.p + 8, 4);
+	size_t desc_off = 12 + ((namesz + 3u) & ~3u);
+	if (type != NT_GNU_BUILD_ID || descsz < 2 || descsz > 64 || desc_off > note.size ||
+	    descsz > note.size - desc_off)
+		return;
+	const uint8_t *id = note.p + desc_off;
+	o = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", id[0]);
+	for (uint32_t i = 1; i < descsz; i++)
+		o += snprintf(path + o, sizeof(path) - (size_t)o, "%02x", id[i]);
+	snprintf(path + o, sizeof(path) - (size_t)o, ".debug");
+	(void)elf_open(&m->dbg, path);
+}
+
+static struct module *module_of(uintptr_t pc)
+{
+	struct find f = { .pc = pc };
+	struct module *m;
+
+	(void)dl_iterate_phdr(find_cb, &f);
+	if (!f.found)
+		return NULL;
+	for (int i = 0; i < nmodules; i++)
+		if (modules[i].bias == f.bias && strcmp(modules[i].path, f.path) == 0)
+			return &modules[i];
+	if (nmodules == SYM_MODULES)
+		return NULL;
+	m = &modules[nmodules++];
+	m->bias = f.bias;
+	memcpy(m->path, f.path, sizeof(m->path));
+	const char *slash = strrchr(m->path, '/');
+	m->name = slash ? slash + 1 : m->path;
+	return m;
+}
+
+static void module_load(struct module *m)
+{
+	struct dwarf d;
+
+	if (m->tried)
+		return;
+	m->tried = true;
+	if (!m->path[0] || !elf_open(&m->elf, m->path))
+		return;
+	dwarf_of(&m->elf, &d);
+	if (!d.line.p || !elf_sec(&m->elf, ".symtab", NULL).p)
+		open_debug_file(m);
+}
+
+/* ---- the description ------------------------------------------------------ */
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+static int describe(const void *ra, char *buf, size_t len)
+{
+	uintptr_t pc = (uintptr_t)ra;
+	struct module *m = module_of(pc ? pc - 1 : 0);
+
+	if (!m)
+		return snprintf(buf, len, "%#lx", (unsigned long)pc);
+	module_load(m);
+
+	uintptr_t addr = pc - m->bias;     /* the module's virtual address */
+	struct sym_hit hit = { NULL, 0, 0, false, 0 };
+	const char *file = NULL;
+	unsigned line = 0;
+	struct dwarf d;
+
+	sym_lookup(&m->elf, ".symtab", addr - 1, &hit);
+	if (!hit.name)
+		sym_lookup(&m->dbg, ".symtab", addr - 1, &hit);
+	if (!hit.name)
+		sym_lookup(&m->elf, ".dynsym", addr - 1, &hit);
+	dwarf_of(&m->elf, &d);
+	if (!d.line.p)
+		dwarf_of(&m->dbg, &d);
+	if (d.line.p && !line_lookup(&d, addr - 1, &file, &line))
+		file = NULL;
+
+	if (!hit.name) {
+		if (file)
+			return snprintf(buf, len, "%s+%#lx (%s:%u)", m->name, (unsigned long)addr,
+					file, line);
+		return snprintf(buf, len, "%s+%#lx", m->name, (unsigned long)addr);
+	}
+
+	const char *name = hit.name;
+	char *dem = NULL;
+	if (name[0] == '_' && name[1] == 'Z') {
+		demangle_fn fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		int status = -1;
+
+		if (fn) {
+			dem = fn(name, NULL, NULL, &status);
+			if (dem && status == 0)
+				name = dem;
+		}
+	}
+	int n;
+	if (file)
+		n = snprintf(buf, len, "%s (%s:%u)", name, file, line);
+	else
+		n = snprintf(buf, len, "%s+%#lx (%s)", name, (unsigned long)(addr - hit.value),
+			     m->name);
+	free(dem);
+	return n;
+}
+
+int shim_symbolize(const void *ra, char *buf, size_t len)
+{
+	int expect = 0, n;
+
+	while (!qa_try_cmpxchg_acquire(&sym_lock, &expect, 1)) {
+		expect = 0;
+		sched_yield();
+	}
+	n = describe(ra, buf, len);
+	/* Pairs with the acquire above: the module cache is handed over. */
+	qa_write_release(&sym_lock, 0);
+	return n;
+}

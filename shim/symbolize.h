@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Call sites for the drop-in's reports (--profile, the deadlock report):
+ * capture a return address on the lock path (one instruction), turn it
+ * into "function (file:line)" at report time.  Self-contained: libc only
+ * (dl_iterate_phdr, open/mmap); ELF and DWARF are read here.
+ *
+ * What shim_symbolize() prints, best first:
+ *   "function (file.c:42)"        the module has .debug_line (DWARF 2-5),
+ *                                 in itself or in a separate debug file
+ *                                 found by build-id under /usr/lib/debug
+ *   "function+0x1f (module)"      no line table, but a symbol covers the
+ *                                 address: .symtab (every function, static
+ *                                 ones included, as addr2line finds them) or,
+ *                                 in a stripped module, .dynsym (exported
+ *                                 functions only: -rdynamic adds them all)
+ *   "module+0x1234"               neither: the offset is the module's own
+ *                                 virtual address, which `addr2line -f -e
+ *                                 module 0x1234` accepts
+ *   "0x7f12..."                   the address is in no loaded module
+ * file is the line table's file name without its directory; C++ names are
+ * demangled when the program has __cxa_demangle (libstdc++ loaded).
+ */
+#ifndef QLOCK_SHIM_SYMBOLIZE_H
+#define QLOCK_SHIM_SYMBOLIZE_H
+
+#include <stddef.h>
+
+/*
+ * The call site of the function this is written in: the address its caller
+ * returns to.  Write it in the exported entry point itself (or in code
+ * always inlined into it).  What it names:
+ *   - a C caller: the caller's line (the call instruction's);
+ *   - a caller that tail-calls the entry point (`return pthread_mutex_
+ *     lock(m);` compiled as a jump): that caller's own caller;
+ *   - C++ std::mutex & co.: the user's function when libstdc++'s inline
+ *     wrappers were inlined (-O1 and up), else the out-of-line wrapper
+ *     (std::mutex::lock, in the program) -- one frame only, no unwinding.
+ */
+#define SHIM_CALLER() __builtin_return_address(0)
+
+/*
+ * Describe `ra`, a return address as SHIM_CALLER() gives it (the line and
+ * function are looked up at ra - 1, inside the call instruction), into buf
+ * as above.  Returns the length of the description (snprintf's convention:
+ * buf holds at most len - 1 characters and a NUL when len > 0).  Thread-safe
+ * (serialised internally), not async-signal-safe: it opens and maps files
+ * and caches them for the life of the process.  Never call it on a lock
+ * path: at exit or from a watchdog thread only.
+ */
+int shim_symbolize(const void *ra, char *buf, size_t len);
+
+#endif /* QLOCK_SHIM_SYMBOLIZE_H */

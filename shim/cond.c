@@ -53,7 +53,9 @@
 #include <unistd.h>
 
 #include "core/stats.h"
+#include "lockstat.h"
 #include "shim.h"
+#include "symbolize.h"
 
 static inline struct qcv *QCV(pthread_cond_t *c) { return (struct qcv *)(void *)c; }
 
@@ -242,6 +244,9 @@ EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	ready();
+	if (qa_unlikely(shim_profile_on))
+		return LOCKSTAT_COND_WAIT(c, m, SHIM_CALLER(),
+					  cond_wait_common(c, m, CLOCK_REALTIME, NULL));
 	return cond_wait_common(c, m, CLOCK_REALTIME, NULL);
 }
 
@@ -249,21 +254,26 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 				  const struct timespec *abs)
 {
 	ready();
-	return cond_wait_common(c, m,
-		(QCV(c)->wrefs & QCV_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME,
-		abs);
+	clockid_t clk = (QCV(c)->wrefs & QCV_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+	if (qa_unlikely(shim_profile_on))
+		return LOCKSTAT_COND_WAIT(c, m, SHIM_CALLER(), cond_wait_common(c, m, clk, abs));
+	return cond_wait_common(c, m, clk, abs);
 }
 
 EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
 				  clockid_t clk, const struct timespec *abs)
 {
 	ready();
+	if (qa_unlikely(shim_profile_on))
+		return LOCKSTAT_COND_WAIT(c, m, SHIM_CALLER(), cond_wait_common(c, m, clk, abs));
 	return cond_wait_common(c, m, clk, abs);
 }
 
 EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
 	ready();
+	if (qa_unlikely(shim_profile_on))
+		lockstat_cond_wake(c, false, SHIM_CALLER());
 	cond_wake(c, 1);
 	return 0;
 }
@@ -271,6 +281,8 @@ EXPORT int pthread_cond_signal(pthread_cond_t *c)
 EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
 	ready();
+	if (qa_unlikely(shim_profile_on))
+		lockstat_cond_wake(c, true, SHIM_CALLER());
 	cond_wake(c, INT_MAX);
 	return 0;
 }

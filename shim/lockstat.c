@@ -6,57 +6,79 @@
  * cmpxchg and never freed (a destroyed lock's row stays: what it suffered
  * happened).  Locks beyond the table's room are summed in one overflow
  * row per kind, so no acquisition goes uncounted.
+ *
+ * The profile's details and thread records (profile.h) are recorded here
+ * too; profile.c reports them.
  */
 #define _GNU_SOURCE
 #include "lockstat.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "core/atomic.h"
+#include "deadlock.h"
+#include "profile.h"
 #include "shim.h"
+#include "symbolize.h"
 
-#define LS_SLOTS 4096 /* power of two */
 #define LS_PROBES 32
+#define LS_DETAILS 512
 
-struct ls_row {
-	uintptr_t key;          /* lock address | kind, 0 = free */
-	uint64_t acquired;
-	uint64_t contended;
-	uint64_t wait_total_ns;
-	uint64_t wait_max_ns;
-} __attribute__((aligned(64)));
+struct ls_row ls_table[LS_SLOTS];
+struct ls_row ls_overflow[LOCKSTAT_NR_KINDS];
+static struct ls_detail ls_details[LS_DETAILS];
+static uint32_t ls_ndetails;
+uint64_t ls_detail_lost;
+bool shim_profile_on;
 
-static struct ls_row ls_table[LS_SLOTS];
-static struct ls_row ls_overflow[LOCKSTAT_NR_KINDS];
-
-static const char *const ls_kind_name[LOCKSTAT_NR_KINDS] = {
-	"mutex", "rwlock-rd", "rwlock-wr", "spin",
+const char *const ls_kind_name[LOCKSTAT_NR_KINDS] = {
+	"mutex", "rwlock-rd", "rwlock-wr", "spin", "cond",
 };
 
-/* pthread objects are at least 4-byte aligned: the kind fits below. */
-static inline uintptr_t ls_key(const volatile void *lock, enum lockstat_kind kind)
+static inline uint64_t ls_hash(uintptr_t key)
 {
-	return (uintptr_t)lock | (uintptr_t)kind;
+	return (uint64_t)(key >> 3) * 0x9e3779b97f4a7c15ull;
 }
 
-static struct ls_row *ls_row_of(const volatile void *lock, enum lockstat_kind kind)
+static struct ls_row *ls_row_of(const volatile void *lock, enum lockstat_kind kind,
+				const void *pc)
 {
 	uintptr_t key = ls_key(lock, kind);
-	uint64_t h = (uint64_t)(key >> 2) * 0x9e3779b97f4a7c15ull;
-	unsigned i = (unsigned)(h >> 52) & (LS_SLOTS - 1);
+	unsigned i = (unsigned)(ls_hash(key) >> 52) & (LS_SLOTS - 1);
 
 	for (int n = 0; n < LS_PROBES; n++, i = (i + 1) & (LS_SLOTS - 1)) {
 		struct ls_row *r = &ls_table[i];
 		uintptr_t cur = qa_read(&r->key);
 
-		if (cur == 0 && qa_try_cmpxchg_relaxed(&r->key, &cur, key))
+		if (cur == 0 && qa_try_cmpxchg_relaxed(&r->key, &cur, key)) {
+			qa_write(&r->first_pc, (uintptr_t)pc);
 			return r;
+		}
 		if (cur == key)
 			return r;
 	}
 	return &ls_overflow[kind];
+}
+
+struct ls_row *ls_find(const volatile void *lock, enum lockstat_kind kind)
+{
+	uintptr_t key = ls_key(lock, kind);
+	unsigned i = (unsigned)(ls_hash(key) >> 52) & (LS_SLOTS - 1);
+
+	for (int n = 0; n < LS_PROBES; n++, i = (i + 1) & (LS_SLOTS - 1)) {
+		uintptr_t cur = qa_read(&ls_table[i].key);
+
+		if (cur == key)
+			return &ls_table[i];
+		if (cur == 0)
+			return NULL;
+	}
+	return NULL;
 }
 
 static void ls_raise_max(uint64_t *max, uint64_t v)
@@ -74,7 +96,8 @@ static void ls_raise_max(uint64_t *max, uint64_t v)
  * owner's: a plain add suffices and keeps a locked instruction off the
  * uncontended path.  Readers share their lock, and an overflow row is
  * shared by many locks: those add atomically.  All relaxed: the counts
- * are read at exit, after the threads are done.
+ * are read at exit, after the threads are done (or racily, by a report
+ * made while they run, which may be off by the adds in flight).
  */
 static inline void ls_count(uint64_t *c, uint64_t v, bool alone)
 {
@@ -84,39 +107,301 @@ static inline void ls_count(uint64_t *c, uint64_t v, bool alone)
 		qa_fetch_add_relaxed(c, v);
 }
 
-void lockstat_record(const volatile void *lock, enum lockstat_kind kind, bool waited,
-		     uint64_t wait_ns)
+/* The row's details, allocated at its first need; NULL when they ran out. */
+static struct ls_detail *ls_detail_of(struct ls_row *r)
 {
-	struct ls_row *r = ls_row_of(lock, kind);
+	struct ls_detail *d = qa_read_acquire(&r->detail), *none = NULL;
+
+	if (d || r - ls_table < 0 || r - ls_table >= LS_SLOTS)
+		return d;
+	uint32_t i = qa_fetch_add_relaxed(&ls_ndetails, 1);
+	if (i >= LS_DETAILS) {
+		qa_fetch_add_relaxed(&ls_detail_lost, 1);
+		return NULL;
+	}
+	/* Release: the zeroed detail before its pointer (pairs with the
+	 * acquire above); a loser leaves its detail unused. */
+	if (qa_try_cmpxchg_release(&r->detail, &none, &ls_details[i]))
+		return &ls_details[i];
+	return qa_read_acquire(&r->detail);
+}
+
+static void ls_site_add(struct ls_detail *d, uintptr_t pc, uint64_t wait_ns)
+{
+	for (int i = 0; i < LS_SITES; i++) {
+		uintptr_t cur = qa_read(&d->sites[i].pc);
+
+		/* A failed claim leaves the winner's pc in cur. */
+		if (cur == 0 && qa_try_cmpxchg_relaxed(&d->sites[i].pc, &cur, pc))
+			cur = pc;
+		if (cur != pc)
+			continue;
+		qa_fetch_add_relaxed(&d->sites[i].count, 1);
+		qa_fetch_add_relaxed(&d->sites[i].wait_ns, wait_ns);
+		return;
+	}
+	qa_fetch_add_relaxed(&d->other_sites, 1);
+}
+
+/* ---- threads (profile) ------------------------------------------------ */
+
+struct pf_thread pf_threads[PF_THREADS];
+static __thread struct pf_thread *pf_self __attribute__((tls_model("initial-exec")));
+static bool pf_self_none_left;
+static pthread_key_t pf_key;
+static bool pf_key_ok;
+
+/* The thread exits: its record is free again. */
+static void pf_thread_exit(void *arg)
+{
+	struct pf_thread *t = arg;
+
+	pf_self = NULL;
+	qa_write(&t->depth, 0);
+	/* Release: the emptied record before it is free (pairs with the
+	 * claim's cmpxchg, and with the watchdog's acquire of tid). */
+	qa_write_release(&t->tid, 0);
+}
+
+void lockstat_threads_setup(void)
+{
+	pf_key_ok = pthread_key_create(&pf_key, pf_thread_exit) == 0;
+}
+
+static struct pf_thread *pf_thread_get(void)
+{
+	struct pf_thread *t = pf_self;
+
+	if (qa_likely(t != NULL) || qa_read(&pf_self_none_left))
+		return t;
+	int32_t tid = (int32_t)syscall(SYS_gettid);
+	for (int i = 0; i < PF_THREADS; i++) {
+		int32_t cur = qa_read(&pf_threads[i].tid);
+
+		if (cur == 0 && qa_try_cmpxchg_acquire(&pf_threads[i].tid, &cur, tid)) {
+			t = &pf_threads[i];
+			break;
+		}
+	}
+	if (!t) {
+		qa_write(&pf_self_none_left, true);
+		return NULL;
+	}
+	qa_write(&t->depth, 0);
+	qa_write(&t->lost, 0);
+	pf_self = t;
+	if (pf_key_ok)
+		(void)pthread_setspecific(pf_key, t);
+	return t;
+}
+
+static void pf_push(struct pf_thread *t, const volatile void *lock, enum lockstat_kind kind,
+		    const void *pc, struct ls_row *r)
+{
+	uint32_t d = t->depth;
+	struct pf_held *h;
+
+	if (d >= PF_HELD) {
+		t->lost++;
+		return;
+	}
+	h = &t->held[d];
+	qa_write(&h->lock, (uintptr_t)lock);
+	qa_write(&h->pc, (uintptr_t)pc);
+	qa_write(&h->kind, (uint32_t)kind);
+	qa_write(&h->row, r);
+	/* Hold times of the locks that have been contended only. */
+	qa_write(&h->t0, r && qa_read(&r->detail) ? qc_now_ns() : 0);
+	/* Release: the entry before the depth that covers it (pairs with
+	 * the watchdog's acquire of depth). */
+	qa_write_release(&t->depth, d + 1);
+}
+
+/* Pop the top-most entry of `lock`; false if none. */
+static bool pf_pop(struct pf_thread *t, const volatile void *lock, struct pf_held *out)
+{
+	uint32_t d = t->depth;
+
+	for (uint32_t i = d; i-- > 0;) {
+		struct pf_held *h = &t->held[i], *top = &t->held[d - 1];
+
+		if (h->lock != (uintptr_t)lock)
+			continue;
+		*out = *h;
+		if (h != top) {
+			qa_write(&h->lock, top->lock);
+			qa_write(&h->pc, top->pc);
+			qa_write(&h->kind, top->kind);
+			qa_write(&h->row, top->row);
+			qa_write(&h->t0, top->t0);
+		}
+		qa_write_release(&t->depth, d - 1);
+		return true;
+	}
+	return false;
+}
+
+static void ls_hold_done(const struct pf_held *h)
+{
+	struct ls_detail *d;
+
+	if (!h->t0 || !h->row || !(d = qa_read_acquire(&h->row->detail)))
+		return;
+	uint64_t ns = qc_now_ns() - h->t0;
+	/* The holder of an exclusive lock is alone on its row (ls_count);
+	 * readers are not. */
+	bool alone = h->kind != LOCKSTAT_RWLOCK_READ;
+
+	ls_count(&d->holds, 1, alone);
+	ls_count(&d->hold_total_ns, ns, alone);
+	ls_count(&d->hold_hist[ls_bucket(ns)], 1, alone);
+	ls_raise_max(&d->hold_max_ns, ns);
+}
+
+/* ---- the hooks ---------------------------------------------------------- */
+
+void lockstat_record(const volatile void *lock, enum lockstat_kind kind, const void *pc,
+		     bool waited, uint64_t wait_ns)
+{
+	struct ls_row *r = ls_row_of(lock, kind, pc);
 	bool alone = kind != LOCKSTAT_RWLOCK_READ && r != &ls_overflow[kind];
 
 	ls_count(&r->acquired, 1, alone);
-	if (!waited)
-		return;
-	ls_count(&r->contended, 1, alone);
-	ls_count(&r->wait_total_ns, wait_ns, alone);
-	ls_raise_max(&r->wait_max_ns, wait_ns);
+	if (waited) {
+		ls_count(&r->contended, 1, alone);
+		ls_count(&r->wait_total_ns, wait_ns, alone);
+		ls_raise_max(&r->wait_max_ns, wait_ns);
+		if (shim_profile_on) {
+			struct ls_detail *d = ls_detail_of(r);
+
+			if (d) {
+				qa_fetch_add_relaxed(&d->wait_hist[ls_bucket(wait_ns)], 1);
+				ls_site_add(d, (uintptr_t)pc, wait_ns);
+			}
+		}
+	}
+	if (shim_profile_on) {
+		struct pf_thread *t = pf_thread_get();
+
+		if (t)
+			pf_push(t, lock, kind, pc, r != &ls_overflow[kind] ? r : NULL);
+	}
 }
 
-static int ls_by_contention(const void *a, const void *b)
+void lockstat_wait_begin(const volatile void *lock, enum lockstat_kind kind, const void *pc)
+{
+	struct pf_thread *t = pf_thread_get();
+
+	if (!t)
+		return;
+	qa_write(&t->wait_lock, (uintptr_t)lock);
+	qa_write(&t->wait_pc, (uintptr_t)pc);
+	qa_write(&t->wait_kind, (uint32_t)kind);
+	/* Release: the fields before the odd sequence that announces them
+	 * (pairs with the watchdog's acquire of wait_seq). */
+	qa_write_release(&t->wait_seq, t->wait_seq + 1);
+	shim_deadlock_arm();
+}
+
+void lockstat_wait_end(void)
+{
+	struct pf_thread *t = pf_self;
+
+	if (t && (t->wait_seq & 1))
+		qa_write_release(&t->wait_seq, t->wait_seq + 1);
+}
+
+void lockstat_release(const volatile void *lock)
+{
+	struct pf_thread *t;
+	struct pf_held h;
+
+	if (!shim_profile_on || !(t = pf_self))
+		return;
+	if (pf_pop(t, lock, &h))
+		ls_hold_done(&h);
+}
+
+/* ---- condition variables (profile) ---------------------------------- */
+
+uint64_t lockstat_cond_wait_begin(const volatile void *cond, const volatile void *mutex,
+				  const void *pc)
+{
+	struct ls_row *r = ls_row_of(cond, LOCKSTAT_COND, pc);
+	uintptr_t none = 0;
+
+	/* A signal may have made the row: the first wait names it. */
+	(void)qa_try_cmpxchg_relaxed(&r->first_pc, &none, (uintptr_t)pc);
+	lockstat_release(mutex);
+	return qc_now_ns();
+}
+
+void lockstat_cond_wait_end(const volatile void *cond, const volatile void *mutex,
+			    const void *pc, uint64_t t0, int err)
+{
+	uint64_t ns = qc_now_ns() - t0;
+	struct ls_row *r = ls_row_of(cond, LOCKSTAT_COND, pc);
+	struct ls_detail *d = ls_detail_of(r);
+
+	qa_fetch_add_relaxed(&r->acquired, 1);
+	qa_fetch_add_relaxed(&r->wait_total_ns, ns);
+	ls_raise_max(&r->wait_max_ns, ns);
+	if (d) {
+		uintptr_t none = 0;
+
+		(void)qa_try_cmpxchg_relaxed(&d->mutex, &none, (uintptr_t)mutex);
+		qa_fetch_add_relaxed(&d->wait_hist[ls_bucket(ns)], 1);
+		ls_site_add(d, (uintptr_t)pc, ns);
+		if (err == ETIMEDOUT)
+			qa_fetch_add_relaxed(&d->timeouts, 1);
+	}
+	/* The mutex is held again: a new hold (not a new acquisition). */
+	if (err == 0 || err == ETIMEDOUT) {
+		struct pf_thread *t = pf_thread_get();
+
+		if (t)
+			pf_push(t, mutex, LOCKSTAT_MUTEX, pc, ls_find(mutex, LOCKSTAT_MUTEX));
+	}
+}
+
+void lockstat_cond_wake(const volatile void *cond, bool broadcast, const void *pc)
+{
+	struct ls_row *r = ls_row_of(cond, LOCKSTAT_COND, NULL);
+	struct ls_detail *d = ls_detail_of(r);
+	uintptr_t none = 0;
+
+	if (!d)
+		return;
+	(void)qa_try_cmpxchg_relaxed(&d->wake_pc, &none, (uintptr_t)pc);
+	qa_fetch_add_relaxed(broadcast ? &d->broadcasts : &d->signals, 1);
+}
+
+/* ---- the QLOCK_STATS table ------------------------------------------ */
+
+static uint64_t ls_waited(const struct ls_row *r)
+{
+	return r->wait_total_ns;
+}
+
+static int ls_by_wait(const void *a, const void *b)
 {
 	const struct ls_row *x = *(const struct ls_row *const *)a;
 	const struct ls_row *y = *(const struct ls_row *const *)b;
 
+	if (ls_waited(x) != ls_waited(y))
+		return ls_waited(x) < ls_waited(y) ? 1 : -1;
 	if (x->contended != y->contended)
 		return x->contended < y->contended ? 1 : -1;
-	if (x->wait_total_ns != y->wait_total_ns)
-		return x->wait_total_ns < y->wait_total_ns ? 1 : -1;
 	return x->acquired < y->acquired ? 1 : x->acquired > y->acquired ? -1 : 0;
 }
 
 static void ls_print_row(struct shim_report *out, const char *name, const char *kind,
-			 const struct ls_row *r)
+			 const struct ls_row *r, const char *site)
 {
-	shim_report_add(out, "libqlock-pthread: %-18s %-9s %12llu %10llu %12.3f %10.3f\n",
+	shim_report_add(out, "libqlock-pthread: %-18s %-9s %12llu %10llu %12.3f %10.3f%s%s\n",
 		name, kind, (unsigned long long)r->acquired,
 		(unsigned long long)r->contended, r->wait_total_ns / 1e6,
-		r->wait_max_ns / 1e6);
+		r->wait_max_ns / 1e6, site ? "  " : "", site ? site : "");
 }
 
 static void ls_add(struct ls_row *sum, const struct ls_row *r)
@@ -140,39 +425,42 @@ void lockstat_report(struct shim_report *out, int top)
 		const struct ls_row *r = &ls_table[i];
 		uintptr_t key = qa_read(&r->key);
 
-		if (!key)
+		if (!key || ls_key_kind(key) == LOCKSTAT_COND)
 			continue;
 		used[n++] = r;
-		ls_add(&kinds[key & 3], r);
-		nlocks[key & 3]++;
+		ls_add(&kinds[ls_key_kind(key)], r);
+		nlocks[ls_key_kind(key)]++;
 	}
-	for (int k = 0; k < LOCKSTAT_NR_KINDS; k++)
+	for (int k = 0; k < LOCKSTAT_COND; k++)
 		ls_add(&kinds[k], &ls_overflow[k]);
 
-	const char *head = "libqlock-pthread: %-18s %-9s %12s %10s %12s %10s\n";
+	const char *head = "libqlock-pthread: %-18s %-9s %12s %10s %12s %10s%s\n";
+	qsort(used, (size_t)n, sizeof(used[0]), ls_by_wait);
+	if (n > top)
+		n = top;
+	shim_report_add(out, head, "most contended", "kind", "acquired", "contended",
+		"wait ms", "max ms", "  first locked at");
+	for (int i = 0; i < n; i++) {
+		char addr[32], site[256];
+
+		snprintf(addr, sizeof(addr), "%#lx", (unsigned long)ls_key_addr(used[i]->key));
+		if (used[i]->first_pc)
+			shim_symbolize((const void *)used[i]->first_pc, site, sizeof(site));
+		ls_print_row(out, addr, ls_kind_name[ls_key_kind(used[i]->key)], used[i],
+			     used[i]->first_pc ? site : NULL);
+	}
+	for (int k = 0; k < LOCKSTAT_COND; k++)
+		if (ls_overflow[k].acquired)
+			ls_print_row(out, "(table full)", ls_kind_name[k], &ls_overflow[k], NULL);
 	shim_report_add(out, head, "locks used", "kind", "acquired", "contended",
-		"wait ms", "max ms");
-	for (int k = 0; k < LOCKSTAT_NR_KINDS; k++) {
+		"wait ms", "max ms", "");
+	for (int k = 0; k < LOCKSTAT_COND; k++) {
 		char name[32];
 
 		if (!kinds[k].acquired)
 			continue;
 		snprintf(name, sizeof(name), "%u%s", nlocks[k],
 			 ls_overflow[k].acquired ? "+" : "");
-		ls_print_row(out, name, ls_kind_name[k], &kinds[k]);
+		ls_print_row(out, name, ls_kind_name[k], &kinds[k], NULL);
 	}
-	qsort(used, (size_t)n, sizeof(used[0]), ls_by_contention);
-	if (n > top)
-		n = top;
-	shim_report_add(out, head, "most contended", "kind", "acquired", "contended",
-		"wait ms", "max ms");
-	for (int i = 0; i < n; i++) {
-		char addr[32];
-
-		snprintf(addr, sizeof(addr), "%#lx", (unsigned long)(used[i]->key & ~(uintptr_t)3));
-		ls_print_row(out, addr, ls_kind_name[used[i]->key & 3], used[i]);
-	}
-	for (int k = 0; k < LOCKSTAT_NR_KINDS; k++)
-		if (ls_overflow[k].acquired)
-			ls_print_row(out, "(table full)", ls_kind_name[k], &ls_overflow[k]);
 }

@@ -1,13 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Per-lock contention table of the pthread drop-in (QLOCK_STATS, qlock-run
- * --stats): for each pthread lock a program takes, its acquisitions, the
- * acquisitions that had to wait, and the total and longest wait, printed
- * at exit with the most contended locks first (in the spirit of mutrace).
+ * --stats; QLOCK_PROFILE, qlock-run --profile): for each pthread lock a
+ * program takes, its acquisitions, the acquisitions that had to wait, and
+ * the total and longest wait, printed at exit with the locks that cost the
+ * most waiting first (in the spirit of mutrace), each named by the call
+ * site that first locked it.
  *
  * Off, it costs the entry points one predictable branch.  On, an
  * uncontended acquisition adds one table look-up and one counter update;
  * only a contended one reads the clock (twice).
+ *
+ * The profile (shim_profile_on, profile.c) adds, still only on the
+ * contended path: a wait histogram (p50, p99) and the call sites that
+ * waited, per lock; and on every blocking lock call a push on the
+ * thread's held-lock stack (a few thread-local stores; its unlock pops
+ * it), which times how long a lock that has been contended is held (two
+ * clock reads per acquisition of such a lock only) and tells the deadlock
+ * watchdog (deadlock.c) who holds what.  Condition variables: waits,
+ * timeouts, signals and broadcasts.
+ *
+ * What is recorded where: the call site is the return address of the
+ * exported pthread call (symbolize.h, SHIM_CALLER()); lock calls with a
+ * deadline and trylocks are not counted, and their locks are not on the
+ * held-lock stack; a condition variable's wait ends the mutex's hold and
+ * starts a new one when it returns (its re-lock is not counted).
  */
 #ifndef QLOCK_SHIM_LOCKSTAT_H
 #define QLOCK_SHIM_LOCKSTAT_H
@@ -23,34 +40,65 @@ enum lockstat_kind {
 	LOCKSTAT_RWLOCK_READ,
 	LOCKSTAT_RWLOCK_WRITE,
 	LOCKSTAT_SPIN,
+	LOCKSTAT_COND,
 	LOCKSTAT_NR_KINDS
 };
 
-/* Count one acquisition of `lock`; `waited` it blocked for `wait_ns`. */
-void lockstat_record(const volatile void *lock, enum lockstat_kind kind, bool waited,
-		     uint64_t wait_ns);
+/* Profile mode (QLOCK_PROFILE): details, held-lock stacks, condvars. */
+extern bool shim_profile_on;
 
-/* Append the per-kind totals and the `top` most contended locks to the
- * QLOCK_STATS report (shim_stats_format()). */
+/* Count one acquisition of `lock` made by the call at `pc`; `waited` it
+ * blocked for `wait_ns`. */
+void lockstat_record(const volatile void *lock, enum lockstat_kind kind, const void *pc,
+		     bool waited, uint64_t wait_ns);
+/* Profile: this thread is about to block for `lock`, and is done. */
+void lockstat_wait_begin(const volatile void *lock, enum lockstat_kind kind, const void *pc);
+void lockstat_wait_end(void);
+/* An unlock of `lock` by this thread, before the lock is released. */
+void lockstat_release(const volatile void *lock);
+
+/* Condition variables (profile): a wait on `cond` with `mutex` from the
+ * call at pc, which returned err; a signal or broadcast. */
+uint64_t lockstat_cond_wait_begin(const volatile void *cond, const volatile void *mutex,
+				  const void *pc);
+void lockstat_cond_wait_end(const volatile void *cond, const volatile void *mutex,
+			    const void *pc, uint64_t t0, int err);
+void lockstat_cond_wake(const volatile void *cond, bool broadcast, const void *pc);
+
+/* Append the per-kind totals and the `top` locks with the most waiting
+ * to the QLOCK_STATS report (shim_stats_format()). */
 struct shim_report;
 void lockstat_report(struct shim_report *out, int top);
 
 /*
  * Acquire through `try_call`, and when that reports EBUSY through
- * `block_call`, timing the wait; record the acquisition if one succeeded.
- * Evaluates to the error code of the call that decided.
+ * `block_call`, timing the wait; record the acquisition, made by the call
+ * at `pc`, if one succeeded.  Evaluates to the error code of the call
+ * that decided.
  */
-#define LOCKSTAT_ACQUIRE(lock, kind, try_call, block_call) __extension__({ \
+#define LOCKSTAT_ACQUIRE(lock, kind, pc, try_call, block_call) __extension__({ \
 	int err_ = (try_call);                                            \
 	bool waited_ = err_ == EBUSY;                                     \
 	uint64_t t0_ = 0;                                                 \
 	if (waited_) {                                                    \
+		if (shim_profile_on)                                      \
+			lockstat_wait_begin((lock), (kind), (pc));        \
 		t0_ = qc_now_ns();                                        \
 		err_ = (block_call);                                      \
+		if (shim_profile_on)                                      \
+			lockstat_wait_end();                              \
 	}                                                                 \
 	if (err_ == 0)                                                    \
-		lockstat_record((lock), (kind), waited_,                  \
+		lockstat_record((lock), (kind), (pc), waited_,            \
 				waited_ ? qc_now_ns() - t0_ : 0);         \
+	err_;                                                             \
+})
+
+/* A condition variable wait `call` on cond with mutex, counted. */
+#define LOCKSTAT_COND_WAIT(cond, mutex, pc, call) __extension__({          \
+	uint64_t t0_ = lockstat_cond_wait_begin((cond), (mutex), (pc));   \
+	int err_ = (call);                                                \
+	lockstat_cond_wait_end((cond), (mutex), (pc), t0_, err_);         \
 	err_;                                                             \
 })
 

@@ -11,6 +11,7 @@
 #include "core/misuse.h"
 #include "lockstat.h"
 #include "shim.h"
+#include "symbolize.h"
 
 /* glibc-owned: an attribute qlock does not implement, or destroyed. */
 static inline bool mutex_glibc(int kind)
@@ -211,11 +212,11 @@ static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 #endif
 }
 
-static __attribute__((noinline)) int mutex_lock_general(pthread_mutex_t *m)
+static __attribute__((noinline)) int mutex_lock_general(pthread_mutex_t *m, const void *pc)
 {
 	ready();
 	if (qa_unlikely(shim_stats_on))
-		return LOCKSTAT_ACQUIRE(m, LOCKSTAT_MUTEX,
+		return LOCKSTAT_ACQUIRE(m, LOCKSTAT_MUTEX, pc,
 			mutex_acquire(m, 1, CLOCK_REALTIME, NULL),
 			mutex_acquire(m, 0, CLOCK_REALTIME, NULL));
 	return mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
@@ -225,7 +226,7 @@ EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	if (mutex_lock_fast(m))
 		return 0;
-	return mutex_lock_general(m);
+	return mutex_lock_general(m, SHIM_CALLER());
 }
 
 EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
@@ -255,6 +256,8 @@ EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 	if (mutex_unlock_fast(m))
 		return 0;
 	ready();
+	if (qa_unlikely(shim_stats_on))
+		lockstat_release(m);
 	return mutex_release(m);
 }
 

@@ -24,6 +24,7 @@
 
 #include "lockstat.h"
 #include "shim.h"
+#include "symbolize.h"
 
 static inline struct qrw *QRW(pthread_rwlock_t *r) { return (struct qrw *)(void *)r; }
 
@@ -359,11 +360,11 @@ static inline bool rw_unlock_fast(pthread_rwlock_t *r)
 #endif
 }
 
-static __attribute__((noinline)) int rw_rdlock_general(pthread_rwlock_t *r)
+static __attribute__((noinline)) int rw_rdlock_general(pthread_rwlock_t *r, const void *pc)
 {
 	ready();
 	if (qa_unlikely(shim_stats_on))
-		return LOCKSTAT_ACQUIRE(r, LOCKSTAT_RWLOCK_READ,
+		return LOCKSTAT_ACQUIRE(r, LOCKSTAT_RWLOCK_READ, pc,
 			rw_rdlock(r, 1, CLOCK_REALTIME, NULL),
 			rw_rdlock(r, 0, CLOCK_REALTIME, NULL));
 	return rw_rdlock(r, 0, CLOCK_REALTIME, NULL);
@@ -373,7 +374,7 @@ EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *r)
 {
 	if (rw_rdlock_fast(r))
 		return 0;
-	return rw_rdlock_general(r);
+	return rw_rdlock_general(r, SHIM_CALLER());
 }
 
 EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *r)
@@ -398,11 +399,11 @@ EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *r, clockid_t clk,
 	return rw_rdlock(r, 2, clk, abs);
 }
 
-static __attribute__((noinline)) int rw_wrlock_general(pthread_rwlock_t *r)
+static __attribute__((noinline)) int rw_wrlock_general(pthread_rwlock_t *r, const void *pc)
 {
 	ready();
 	if (qa_unlikely(shim_stats_on))
-		return LOCKSTAT_ACQUIRE(r, LOCKSTAT_RWLOCK_WRITE,
+		return LOCKSTAT_ACQUIRE(r, LOCKSTAT_RWLOCK_WRITE, pc,
 			rw_wrlock(r, 1, CLOCK_REALTIME, NULL),
 			rw_wrlock(r, 0, CLOCK_REALTIME, NULL));
 	return rw_wrlock(r, 0, CLOCK_REALTIME, NULL);
@@ -412,7 +413,7 @@ EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *r)
 {
 	if (rw_wrlock_fast(r))
 		return 0;
-	return rw_wrlock_general(r);
+	return rw_wrlock_general(r, SHIM_CALLER());
 }
 
 EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *r)
@@ -440,6 +441,8 @@ EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *r, clockid_t clk,
 static __attribute__((noinline)) int rw_unlock_general(pthread_rwlock_t *r)
 {
 	ready();
+	if (qa_unlikely(shim_stats_on))
+		lockstat_release(r);
 	return rw_unlock(r);
 }
 

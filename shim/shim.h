@@ -209,6 +209,13 @@ struct shim_report {
 void shim_report_add(struct shim_report *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 size_t shim_stats_format(char *buf, size_t size);
+/* The lock event and futex counters per lock class (QLOCK_VERBOSE). */
+void shim_report_counters(struct shim_report *r);
+/* Write a report: on stderr (path NULL) or to the file path names (%p =
+ * the pid), appended or, `replace`, replacing it. */
+void shim_report_emit(const char *path, bool replace, const char *buf, size_t n);
+/* QLOCK_VERBOSE: the reports add the internal counters. */
+extern bool shim_verbose;
 /* QLOCK_STATS is on: the lock entry points also count per lock (lockstat.h). */
 extern bool shim_stats_on;
 void shim_stats_setup(void);

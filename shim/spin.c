@@ -37,6 +37,7 @@
 #include "core/misuse.h"
 #include "lockstat.h"
 #include "shim.h"
+#include "symbolize.h"
 
 #define PS_FREE     0x50u
 #define PS_HELD     0x51u
@@ -131,7 +132,7 @@ EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_lock(s);
 	if (qa_unlikely(shim_stats_on))
-		return LOCKSTAT_ACQUIRE(s, LOCKSTAT_SPIN,
+		return LOCKSTAT_ACQUIRE(s, LOCKSTAT_SPIN, SHIM_CALLER(),
 			spin_trylock(s) ? 0 : EBUSY, (spin_lock(s), 0));
 	spin_lock(s);
 	return 0;
@@ -150,6 +151,8 @@ EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 	ready();
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_unlock(s);
+	if (qa_unlikely(shim_stats_on))
+		lockstat_release(s);
 	if (qa_unlikely(ps_is(qa_read(&QS(s)->val))))
 		ps_unlock(&QS(s)->val);
 	else

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * QLOCK_STATS: at exit, the algorithms in use, the misuse the locks
- * detected, and every non-zero lock event and futex counter per lock
- * class, on stderr (QLOCK_STATS=1) or in a file (QLOCK_STATS=PATH, %p =
+ * detected, the locks that cost the most waiting and (QLOCK_VERBOSE)
+ * every non-zero lock event and futex counter per lock class, on stderr (QLOCK_STATS=1) or in a file (QLOCK_STATS=PATH, %p =
  * the pid), in one write (appended, so the processes of one run can share a file).
  *
  * Misuse (unlocking a mutex nobody holds, ...) is counted, not fatal: a
@@ -22,6 +22,7 @@
 #include "core/stats.h"
 
 #include "lockstat.h"
+#include "profile.h"
 #include "shim.h"
 
 bool shim_stats_on;
@@ -52,7 +53,7 @@ void shim_report_add(struct shim_report *r, const char *fmt, ...)
 		r->len += (size_t)n < r->size - r->len ? (size_t)n : r->size - r->len - 1;
 }
 
-static void report_classes(struct shim_report *r)
+void shim_report_counters(struct shim_report *r)
 {
 	static const char *const fxn[QC_NR_FX] = { "wait", "wake", "woken" };
 
@@ -100,8 +101,9 @@ size_t shim_stats_format(char *buf, size_t size)
 	if (n)
 		shim_report_add(&r, "libqlock-pthread: misuse=%llu (first: %s: %s)\n",
 				(unsigned long long)n, fn ? fn : "?", what ? what : "?");
-	report_classes(&r);
 	lockstat_report(&r, 10);
+	if (shim_verbose)
+		shim_report_counters(&r);
 	return r.len;
 }
 
@@ -111,11 +113,11 @@ size_t shim_stats_format(char *buf, size_t size)
 static char stats_path[PATH_MAX];
 static bool stats_to_stderr;
 
-static bool expand_path(char *out, size_t size)
+static bool expand_path(const char *tmpl, char *out, size_t size)
 {
 	size_t o = 0;
 
-	for (const char *p = stats_path; *p; p++) {
+	for (const char *p = tmpl; *p; p++) {
 		char num[24];
 		const char *add = num;
 
@@ -138,30 +140,52 @@ static bool expand_path(char *out, size_t size)
 	return true;
 }
 
-/* At exit: the report in one write(2), so it is never interleaved with
- * the program's own output and needs no stdio (which may be closed). */
-static void stats_emit(void)
+/* A report in one write(2), so it is never interleaved with the
+ * program's own output and needs no stdio (which may be closed): on
+ * stderr (path NULL), or appended to (or, `replace`, written as) the file
+ * `path` names (%p = the pid). */
+void shim_report_emit(const char *path, bool replace, const char *buf, size_t n)
 {
-	char buf[16384], path[PATH_MAX];
-	size_t n = shim_stats_format(buf, sizeof buf);
+	char file[PATH_MAX];
 	int fd = STDERR_FILENO;
 
-	if (!stats_to_stderr) {
-		if (!expand_path(path, sizeof path))
+	if (path) {
+		if (!expand_path(path, file, sizeof file))
 			return;
-		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC | (replace ? O_TRUNC : O_APPEND),
+			  0644);
 		if (fd < 0)
 			return;
 	}
-	(void)!write(fd, buf, n);
+	while (n > 0) {
+		ssize_t w = write(fd, buf, n);
+
+		if (w <= 0)
+			break;
+		buf += w;
+		n -= (size_t)w;
+	}
 	if (fd != STDERR_FILENO)
 		close(fd);
 }
 
+static void stats_emit(void)
+{
+	char buf[16384];
+	size_t n = shim_stats_format(buf, sizeof buf);
+
+	shim_report_emit(stats_to_stderr ? NULL : stats_path, false, buf, n);
+}
+
+bool shim_verbose;
+
 void shim_stats_setup(void)
 {
-	const char *v = getenv("QLOCK_STATS");
+	const char *v = getenv("QLOCK_VERBOSE");
 
+	shim_verbose = v && *v && strcmp(v, "0") != 0;
+	shim_profile_setup();
+	v = getenv("QLOCK_STATS");
 	if (!v || !*v || strcmp(v, "0") == 0)
 		return;
 	qa_write(&shim_stats_on, true);

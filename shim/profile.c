@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * QLOCK_PROFILE (qlock-run --profile[=FILE]): at exit, the locks that
+ * cost the most waiting, each named by the call sites that locked it
+ * first and that waited for it, with wait and hold times; then the
+ * condition variables.  Text on stderr (QLOCK_PROFILE=1) or in FILE (%p =
+ * the pid, appended), JSON when FILE ends in ".json" (the file replaced).
+ * The data: lockstat.c (profile.h); the deadlock watchdog's source: the
+ * thread records here.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/atomic.h"
+#include "deadlock.h"
+#include "lockstat.h"
+#include "profile.h"
+#include "shim.h"
+#include "symbolize.h"
+
+#define PF_TOP 10
+
+uint64_t shim_profile_t0;
+static char pf_path[4096];
+static bool pf_json;
+
+/* ---- gathering --------------------------------------------------------- */
+
+struct pf_stat {           /* one row's numbers, or a merge of rows' */
+	uint64_t acquired, contended, wait_total, wait_max;
+	uint64_t wait_hist[LS_HIST];
+	uint64_t holds, hold_total, hold_max;
+	uint64_t hold_hist[LS_HIST];
+	bool has_detail;
+};
+
+struct pf_lock {
+	uintptr_t addr;
+	int type;                  /* LOCKSTAT_MUTEX, _RWLOCK_READ (= rwlock), _SPIN, _COND */
+	const struct ls_row *row[2]; /* rwlock: read, write; else row[0] */
+	uint64_t wait_total;
+};
+
+static void stat_add(struct pf_stat *s, const struct ls_row *r)
+{
+	const struct ls_detail *d;
+
+	if (!r)
+		return;
+	s->acquired += qa_read(&r->acquired);
+	s->contended += qa_read(&r->contended);
+	s->wait_total += qa_read(&r->wait_total_ns);
+	if (qa_read(&r->wait_max_ns) > s->wait_max)
+		s->wait_max = qa_read(&r->wait_max_ns);
+	d = qa_read_acquire(&r->detail);
+	if (!d)
+		return;
+	s->has_detail = true;
+	for (int b = 0; b < LS_HIST; b++) {
+		s->wait_hist[b] += qa_read(&d->wait_hist[b]);
+		s->hold_hist[b] += qa_read(&d->hold_hist[b]);
+	}
+	s->holds += qa_read(&d->holds);
+	s->hold_total += qa_read(&d->hold_total_ns);
+	if (qa_read(&d->hold_max_ns) > s->hold_max)
+		s->hold_max = qa_read(&d->hold_max_ns);
+}
+
+/* The q-quantile (0..1) of a histogram, as its bucket's top, at most max. */
+static uint64_t quantile(const uint64_t *h, uint64_t max, double q)
+{
+	uint64_t total = 0, seen = 0;
+
+	for (int b = 0; b < LS_HIST; b++)
+		total += h[b];
+	if (!total)
+		return 0;
+	uint64_t want = (uint64_t)(q * (double)total + 0.5);
+	if (want < 1)
+		want = 1;
+	for (int b = 0; b < LS_HIST; b++) {
+		seen += h[b];
+		if (seen >= want) {
+			uint64_t top = ls_bucket_top((unsigned)b);
+			return top < max ? top : max;
+		}
+	}
+	return max;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	uintptr_t x = ls_key_addr((*(const struct ls_row *const *)a)->key);
+	uintptr_t y = ls_key_addr((*(const struct ls_row *const *)b)->key);
+
+	return x < y ? -1 : x > y;
+}
+
+static int by_wait(const void *a, const void *b)
+{
+	const struct pf_lock *x = a, *y = b;
+
+	if (x->wait_total != y->wait_total)
+		return x->wait_total < y->wait_total ? 1 : -1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Every used row, grouped into locks (an rwlock's read and write rows in
+ * one), ranked by total wait; condition variables after the locks.
+ * Returns the number of locks; *nconds the condvars, at locks + nlocks. */
+static unsigned gather(struct pf_lock *locks, unsigned *nconds)
+{
+	static const struct ls_row *rows[LS_SLOTS];
+	unsigned nrows = 0, nl = 0, nc = 0;
+	static struct pf_lock conds[LS_SLOTS];
+
+	for (int i = 0; i < LS_SLOTS; i++)
+		if (qa_read(&ls_table[i].key))
+			rows[nrows++] = &ls_table[i];
+	qsort(rows, nrows, sizeof(rows[0]), by_addr);
+	for (unsigned i = 0; i < nrows; i++) {
+		const struct ls_row *r = rows[i];
+		enum lockstat_kind k = ls_key_kind(r->key);
+		struct pf_lock l = { ls_key_addr(r->key), (int)k, { r, NULL },
+				     qa_read(&r->wait_total_ns) };
+
+		if (k == LOCKSTAT_RWLOCK_READ || k == LOCKSTAT_RWLOCK_WRITE) {
+			l.type = LOCKSTAT_RWLOCK_READ;
+			l.row[0] = k == LOCKSTAT_RWLOCK_READ ? r : NULL;
+			l.row[1] = k == LOCKSTAT_RWLOCK_WRITE ? r : NULL;
+			/* Its other mode's row, adjacent in address order. */
+			for (unsigned j = i + 1; j < nrows && ls_key_addr(rows[j]->key) == l.addr; j++) {
+				enum lockstat_kind k2 = ls_key_kind(rows[j]->key);
+
+				if (k2 == LOCKSTAT_RWLOCK_READ && !l.row[0]) {
+					l.row[0] = rows[j];
+				} else if (k2 == LOCKSTAT_RWLOCK_WRITE && !l.row[1]) {
+					l.row[1] = rows[j];
+				} else {
+					continue;
+				}
+				l.wait_total += qa_read(&rows[j]->wait_total_ns);
+				/* Taken: move it to i+1 and step over it. */
+				const struct ls_row *tmp = rows[i + 1];
+				rows[i + 1] = rows[j];
+				rows[j] = tmp;
+				i++;
+			}
+		}
+		if (k == LOCKSTAT_COND)
+			conds[nc++] = l;
+		else
+			locks[nl++] = l;
+	}
+	qsort(locks, nl, sizeof(locks[0]), by_wait);
+	qsort(conds, nc, sizeof(conds[0]), by_wait);
+	memcpy(locks + nl, conds, nc * sizeof(conds[0]));
+	*nconds = nc;
+	return nl;
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+/* A duration with three significant digits. */
+static const char *dur(char *buf, size_t len, uint64_t ns)
+{
+	static const char *const unit[] = { "ns", "us", "ms", "s" };
+	double v = (double)ns;
+	int u = 0;
+
+	while (v >= 1000 && u < 3) {
+		v /= 1000;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	else
+		snprintf(buf, len, "%.*f %s", v >= 100 ? 0 : v >= 10 ? 1 : 2, v, unit[u]);
+	return buf;
+}
+
+static const char *site(char *buf, size_t len, uintptr_t pc)
+{
+	if (!pc)
+		snprintf(buf, len, "?");
+	else
+		shim_symbolize((const void *)pc, buf, len);
+	return buf;
+}
+
+static const char *type_name(int type)
+{
+	switch (type) {
+	case LOCKSTAT_MUTEX: return "mutex";
+	case LOCKSTAT_RWLOCK_READ: return "rwlock";
+	case LOCKSTAT_SPIN: return "spinlock";
+	default: return "cond";
+	}
+}
+
+static void text_waits(struct shim_report *o, const char *label, const struct pf_stat *s)
+{
+	char a[32], b[32], c[32], d[32];
+
+	shim_report_add(o, "    %sacquired %llu, contended %llu (%.1f%%), wait %s total",
+		label, (unsigned long long)s->acquired, (unsigned long long)s->contended,
+		s->acquired ? 100.0 * (double)s->contended / (double)s->acquired : 0.0,
+		dur(a, sizeof(a), s->wait_total));
+	if (s->contended && s->has_detail)
+		shim_report_add(o, ", p50 %s, p99 %s, max %s\n",
+			dur(b, sizeof(b), quantile(s->wait_hist, s->wait_max, 0.5)),
+			dur(c, sizeof(c), quantile(s->wait_hist, s->wait_max, 0.99)),
+			dur(d, sizeof(d), s->wait_max));
+	else if (s->contended)
+		shim_report_add(o, ", max %s\n", dur(d, sizeof(d), s->wait_max));
+	else
+		shim_report_add(o, "\n");
+}
+
+static void text_sites(struct shim_report *o, const struct pf_lock *l, bool rw)
+{
+	bool first = true;
+
+	for (int m = 0; m < 2; m++) {
+		const struct ls_row *r = l->row[m];
+		const struct ls_detail *d = r ? qa_read_acquire(&r->detail) : NULL;
+
+		if (!d)
+			continue;
+		for (int i = 0; i < LS_SITES; i++) {
+			char s[256], t[32];
+			uintptr_t pc = qa_read(&d->sites[i].pc);
+
+			if (!pc)
+				continue;
+			shim_report_add(o, "    %s %s%s: %llu times, %s\n",
+				first ? "waited at" : "         ",
+				rw ? (m ? "(write) " : "(read)  ") : "", site(s, sizeof(s), pc),
+				(unsigned long long)qa_read(&d->sites[i].count),
+				dur(t, sizeof(t), qa_read(&d->sites[i].wait_ns)));
+			first = false;
+		}
+		if (qa_read(&d->other_sites))
+			shim_report_add(o, "              and %llu times at other sites\n",
+				(unsigned long long)qa_read(&d->other_sites));
+	}
+}
+
+static void text_lock(struct shim_report *o, int rank, const struct pf_lock *l)
+{
+	char s1[256], s2[256], a[32], b[32], c[32];
+	struct pf_stat all, mode[2];
+
+	memset(&all, 0, sizeof(all));
+	memset(mode, 0, sizeof(mode));
+	for (int m = 0; m < 2; m++) {
+		stat_add(&all, l->row[m]);
+		stat_add(&mode[m], l->row[m]);
+	}
+	if (l->type == LOCKSTAT_RWLOCK_READ) {
+		shim_report_add(o, "#%-2d rwlock %#lx", rank, (unsigned long)l->addr);
+		if (l->row[0])
+			shim_report_add(o, ", first read-locked at %s",
+				site(s1, sizeof(s1), qa_read(&l->row[0]->first_pc)));
+		if (l->row[1])
+			shim_report_add(o, "%sfirst write-locked at %s", l->row[0] ? ",\n      " : ", ",
+				site(s2, sizeof(s2), qa_read(&l->row[1]->first_pc)));
+		shim_report_add(o, "\n");
+		text_waits(o, "reads:  ", &mode[0]);
+		text_waits(o, "writes: ", &mode[1]);
+	} else {
+		shim_report_add(o, "#%-2d %s %#lx, first locked at %s\n", rank, type_name(l->type),
+			(unsigned long)l->addr, site(s1, sizeof(s1), qa_read(&l->row[0]->first_pc)));
+		text_waits(o, "", &all);
+	}
+	if (all.holds)
+		shim_report_add(o, "    held %llu times since first contended: %s total, p99 %s, max %s\n",
+			(unsigned long long)all.holds, dur(a, sizeof(a), all.hold_total),
+			dur(b, sizeof(b), quantile(all.hold_hist, all.hold_max, 0.99)),
+			dur(c, sizeof(c), all.hold_max));
+	text_sites(o, l, l->type == LOCKSTAT_RWLOCK_READ);
+}
+
+static void text_cond(struct shim_report *o, int rank, const struct pf_lock *l)
+{
+	const struct ls_row *r = l->row[0];
+	const struct ls_detail *d = qa_read_acquire(&r->detail);
+	struct pf_stat s;
+	char s1[256], a[32], b[32], c[32], e[32];
+
+	memset(&s, 0, sizeof(s));
+	stat_add(&s, r);
+	shim_report_add(o, "#%-2d cond %#lx, first waited on at %s", rank, (unsigned long)l->addr,
+		site(s1, sizeof(s1), qa_read(&r->first_pc)));
+	if (d && qa_read(&d->mutex))
+		shim_report_add(o, ", with mutex %#lx", (unsigned long)qa_read(&d->mutex));
+	shim_report_add(o, "\n    waits %llu", (unsigned long long)s.acquired);
+	if (d)
+		shim_report_add(o, " (timed out %llu)", (unsigned long long)qa_read(&d->timeouts));
+	if (s.acquired)
+		shim_report_add(o, ", wait %s total, p50 %s, p99 %s, max %s",
+			dur(a, sizeof(a), s.wait_total),
+			dur(b, sizeof(b), quantile(s.wait_hist, s.wait_max, 0.5)),
+			dur(c, sizeof(c), quantile(s.wait_hist, s.wait_max, 0.99)),
+			dur(e, sizeof(e), s.wait_max));
+	shim_report_add(o, "\n");
+	if (d)
+		shim_report_add(o, "    signals %llu, broadcasts %llu%s%s\n",
+			(unsigned long long)qa_read(&d->signals),
+			(unsigned long long)qa_read(&d->broadcasts),
+			qa_read(&d->wake_pc) ? ", first from " : "",
+			qa_read(&d->wake_pc) ? site(s1, sizeof(s1), qa_read(&d->wake_pc)) : "");
+}
+
+static size_t text_report(char *buf, size_t size, bool verbose)
+{
+	static struct pf_lock all[LS_SLOTS];
+	struct shim_report o = { buf, size, 0 };
+	unsigned nconds, nl = gather(all, &nconds), ncontended = 0, shown = 0;
+	uint64_t waited = 0, hidden = 0;
+	char a[32];
+
+	for (unsigned i = 0; i < nl; i++) {
+		ncontended += all[i].wait_total != 0;
+		waited += all[i].wait_total;
+	}
+	shim_report_add(&o, "qlock profile: pid %d, %.2f s: %u lock%s used, %u contended, %s waited in all\n",
+		(int)getpid(), (qc_now_ns() - shim_profile_t0) / 1e9, nl, nl == 1 ? "" : "s",
+		ncontended, dur(a, sizeof(a), waited));
+	if (ncontended)
+		shim_report_add(&o, "locks ranked by total wait (the call sites are return addresses: "
+			"the line of the lock call):\n");
+	for (unsigned i = 0; i < nl && all[i].wait_total; i++) {
+		if (shown == PF_TOP) {
+			hidden += all[i].wait_total;
+			continue;
+		}
+		text_lock(&o, (int)++shown, &all[i]);
+	}
+	if (ncontended > shown)
+		shim_report_add(&o, "    (%u more contended locks: %s of wait)\n", ncontended - shown,
+			dur(a, sizeof(a), hidden));
+	if (nconds) {
+		shim_report_add(&o, "condition variables ranked by total wait:\n");
+		for (unsigned i = 0; i < nconds && i < PF_TOP; i++)
+			text_cond(&o, (int)i + 1, &all[nl + i]);
+		if (nconds > PF_TOP)
+			shim_report_add(&o, "    (%u more condition variables)\n", nconds - PF_TOP);
+	}
+	for (int k = 0; k < LOCKSTAT_NR_KINDS; k++)
+		if (qa_read(&ls_overflow[k].acquired))
+			shim_report_add(&o, "    (the table was full: %llu %s acquisitions of further locks are not shown)\n",
+				(unsigned long long)qa_read(&ls_overflow[k].acquired), ls_kind_name[k]);
+	if (qa_read(&ls_detail_lost))
+		shim_report_add(&o, "    (%llu contended locks have no percentiles, sites or hold times: too many)\n",
+			(unsigned long long)qa_read(&ls_detail_lost));
+	if (verbose) {
+		shim_report_add(&o, "internal counters:\n");
+		shim_report_counters(&o);
+	}
+	return o.len;
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+static void json_str(struct shim_report *o, const char *s)
+{
+	shim_report_add(o, "\"");
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			shim_report_add(o, "\\%c", ch);
+		else if (ch < 0x20)
+			shim_report_add(o, "\\u%04x", ch);
+		else
+			shim_report_add(o, "%c", ch);
+	}
+	shim_report_add(o, "\"");
+}
+
+static void json_site(struct shim_report *o, const char *key, uintptr_t pc)
+{
+	char s[256];
+
+	shim_report_add(o, "\"%s\": ", key);
+	if (!pc) {
+		shim_report_add(o, "null");
+		return;
+	}
+	site(s, sizeof(s), pc);
+	json_str(o, s);
+}
+
+static void json_waits(struct shim_report *o, const struct pf_stat *s)
+{
+	shim_report_add(o, "\"acquired\": %llu, \"contended\": %llu, \"wait_ns\": {\"total\": %llu, ",
+		(unsigned long long)s->acquired, (unsigned long long)s->contended,
+		(unsigned long long)s->wait_total);
+	if (s->contended && s->has_detail)
+		shim_report_add(o, "\"p50\": %llu, \"p99\": %llu, ",
+			(unsigned long long)quantile(s->wait_hist, s->wait_max, 0.5),
+			(unsigned long long)quantile(s->wait_hist, s->wait_max, 0.99));
+	else
+		shim_report_add(o, "\"p50\": null, \"p99\": null, ");
+	shim_report_add(o, "\"max\": %llu}", (unsigned long long)s->wait_max);
+}
+
+static void json_lock(struct shim_report *o, int rank, const struct pf_lock *l)
+{
+	struct pf_stat all, mode[2];
+	bool first = true;
+
+	memset(&all, 0, sizeof(all));
+	memset(mode, 0, sizeof(mode));
+	for (int m = 0; m < 2; m++) {
+		stat_add(&all, l->row[m]);
+		stat_add(&mode[m], l->row[m]);
+	}
+	shim_report_add(o, "    {\"rank\": %d, \"type\": \"%s\", \"address\": \"%#lx\", ", rank,
+		type_name(l->type), (unsigned long)l->addr);
+	if (l->type == LOCKSTAT_RWLOCK_READ) {
+		json_site(o, "first_read_locked_at", l->row[0] ? qa_read(&l->row[0]->first_pc) : 0);
+		shim_report_add(o, ", ");
+		json_site(o, "first_write_locked_at", l->row[1] ? qa_read(&l->row[1]->first_pc) : 0);
+	} else {
+		json_site(o, "first_locked_at", qa_read(&l->row[0]->first_pc));
+	}
+	shim_report_add(o, ",\n     ");
+	json_waits(o, &all);
+	if (l->type == LOCKSTAT_RWLOCK_READ) {
+		shim_report_add(o, ",\n     \"reads\": {");
+		json_waits(o, &mode[0]);
+		shim_report_add(o, "},\n     \"writes\": {");
+		json_waits(o, &mode[1]);
+		shim_report_add(o, "}");
+	}
+	if (all.holds)
+		shim_report_add(o, ",\n     \"hold_ns\": {\"count\": %llu, \"total\": %llu, \"p99\": %llu, \"max\": %llu}",
+			(unsigned long long)all.holds, (unsigned long long)all.hold_total,
+			(unsigned long long)quantile(all.hold_hist, all.hold_max, 0.99),
+			(unsigned long long)all.hold_max);
+	else
+		shim_report_add(o, ",\n     \"hold_ns\": null");
+	shim_report_add(o, ",\n     \"waited_at\": [");
+	uint64_t other = 0;
+	for (int m = 0; m < 2; m++) {
+		const struct ls_detail *d = l->row[m] ? qa_read_acquire(&l->row[m]->detail) : NULL;
+
+		if (!d)
+			continue;
+		other += qa_read(&d->other_sites);
+		for (int i = 0; i < LS_SITES; i++) {
+			uintptr_t pc = qa_read(&d->sites[i].pc);
+
+			if (!pc)
+				continue;
+			shim_report_add(o, "%s{", first ? "" : ", ");
+			json_site(o, "site", pc);
+			shim_report_add(o, ", \"mode\": \"%s\", \"count\": %llu, \"wait_ns\": %llu}",
+				l->type != LOCKSTAT_RWLOCK_READ ? "lock" : m ? "write" : "read",
+				(unsigned long long)qa_read(&d->sites[i].count),
+				(unsigned long long)qa_read(&d->sites[i].wait_ns));
+			first = false;
+		}
+	}
+	shim_report_add(o, "], \"waited_at_other_sites\": %llu}", (unsigned long long)other);
+}
+
+static void json_cond(struct shim_report *o, const struct pf_lock *l)
+{
+	const struct ls_row *r = l->row[0];
+	const struct ls_detail *d = qa_read_acquire(&r->detail);
+	struct pf_stat s;
+
+	memset(&s, 0, sizeof(s));
+	stat_add(&s, r);
+	shim_report_add(o, "    {\"address\": \"%#lx\", ", (unsigned long)l->addr);
+	json_site(o, "first_waited_at", qa_read(&r->first_pc));
+	shim_report_add(o, ", \"waits\": %llu, \"wait_ns\": {\"total\": %llu, \"p50\": %llu, \"p99\": %llu, \"max\": %llu}",
+		(unsigned long long)s.acquired, (unsigned long long)s.wait_total,
+		(unsigned long long)quantile(s.wait_hist, s.wait_max, 0.5),
+		(unsigned long long)quantile(s.wait_hist, s.wait_max, 0.99),
+		(unsigned long long)s.wait_max);
+	if (d) {
+		shim_report_add(o, ",\n     \"mutex\": \"%#lx\", \"timeouts\": %llu, \"signals\": %llu, \"broadcasts\": %llu, ",
+			(unsigned long)qa_read(&d->mutex), (unsigned long long)qa_read(&d->timeouts),
+			(unsigned long long)qa_read(&d->signals),
+			(unsigned long long)qa_read(&d->broadcasts));
+		json_site(o, "first_woken_from", qa_read(&d->wake_pc));
+	}
+	shim_report_add(o, "}");
+}
+
+static size_t json_report(char *buf, size_t size)
+{
+	static struct pf_lock all[LS_SLOTS];
+	struct shim_report o = { buf, size, 0 };
+	unsigned nconds, nl = gather(all, &nconds), ncontended = 0;
+	uint64_t waited = 0;
+
+	for (unsigned i = 0; i < nl; i++) {
+		ncontended += all[i].wait_total != 0;
+		waited += all[i].wait_total;
+	}
+	shim_report_add(&o, "{\"pid\": %d, \"seconds\": %.3f, \"locks_used\": %u, \"locks_contended\": %u, "
+		"\"wait_ns_total\": %llu,\n \"locks\": [\n", (int)getpid(),
+		(qc_now_ns() - shim_profile_t0) / 1e9, nl, ncontended, (unsigned long long)waited);
+	for (unsigned i = 0; i < nl; i++) {
+		if (!all[i].wait_total && i >= PF_TOP)
+			break;
+		if (i)
+			shim_report_add(&o, ",\n");
+		json_lock(&o, (int)i + 1, &all[i]);
+	}
+	shim_report_add(&o, "\n ],\n \"conds\": [\n");
+	for (unsigned i = 0; i < nconds; i++) {
+		if (i)
+			shim_report_add(&o, ",\n");
+		json_cond(&o, &all[nl + i]);
+	}
+	shim_report_add(&o, "\n ],\n \"details_lost\": %llu}\n",
+		(unsigned long long)qa_read(&ls_detail_lost));
+	return o.len;
+}
+
+/* ---- set-up, emit, the deadlock watchdog's source ----------------------- */
+
+static void profile_emit(void)
+{
+	static char fallback[65536];
+	size_t size = 4u << 20;
+	char *buf = malloc(size);
+
+	if (!buf) {
+		buf = fallback;
+		size = sizeof(fallback);
+	}
+	size_t n = pf_json ? json_report(buf, size) : text_report(buf, size, shim_verbose);
+	if (n + 1 >= size && pf_json)
+		n = (size_t)snprintf(buf, size, "{\"error\": \"report too long\"}\n");
+	shim_report_emit(pf_path[0] ? pf_path : NULL, pf_json, buf, n);
+	if (buf != fallback)
+		free(buf);
+}
+
+static unsigned pf_snapshot(struct dl_view *v, unsigned max)
+{
+	unsigned n = 0;
+
+	for (int i = 0; i < PF_THREADS && n < max; i++) {
+		struct pf_thread *t = &pf_threads[i];
+		struct dl_view *o = &v[n];
+		int32_t tid = qa_read_acquire(&t->tid);
+
+		if (!tid)
+			continue;
+		/* Pairs with the release of wait_seq in lockstat_wait_begin(). */
+		uint64_t s1 = qa_read_acquire(&t->wait_seq);
+		o->tid = tid;
+		o->wait_seq = s1;
+		o->wait_lock = (s1 & 1) ? qa_read(&t->wait_lock) : 0;
+		o->wait_pc = qa_read(&t->wait_pc);
+		o->wait_kind = qa_read(&t->wait_kind);
+		/* Pairs with the release of depth in pf_push()/pf_pop(). */
+		uint32_t d = qa_read_acquire(&t->depth);
+		if (d > PF_HELD)
+			d = PF_HELD;
+		o->nheld = d < DL_HELD ? d : DL_HELD;
+		for (unsigned k = 0; k < o->nheld; k++) {
+			o->held[k].lock = qa_read(&t->held[k].lock);
+			o->held[k].pc = qa_read(&t->held[k].pc);
+			o->held[k].kind = qa_read(&t->held[k].kind);
+		}
+		/* The reads above before the second look at the sequence. */
+		qa_smp_rmb();
+		if (qa_read(&t->wait_seq) != s1)
+			o->wait_lock = 0;
+		if (o->wait_lock || o->nheld)
+			n++;
+	}
+	return n;
+}
+
+static void pf_describe(uintptr_t lock, uint32_t kind, char *buf, size_t len)
+{
+	const struct ls_row *r = ls_find((const void *)lock, (enum lockstat_kind)kind);
+	char s[256];
+
+	if (!r && (kind == LOCKSTAT_RWLOCK_READ || kind == LOCKSTAT_RWLOCK_WRITE))
+		r = ls_find((const void *)lock, kind == LOCKSTAT_RWLOCK_READ ? LOCKSTAT_RWLOCK_WRITE
+									   : LOCKSTAT_RWLOCK_READ);
+	if (!r || !qa_read(&r->first_pc)) {
+		buf[0] = '\0';
+		return;
+	}
+	snprintf(buf, len, "first locked at %s", site(s, sizeof(s), qa_read(&r->first_pc)));
+}
+
+/* QLOCK_PROFILE: unset, empty or "0" = off, "1" = stderr, else a file. */
+void shim_profile_setup(void)
+{
+	const char *v = getenv("QLOCK_PROFILE");
+	size_t n;
+
+	if (!v || !*v || strcmp(v, "0") == 0)
+		return;
+	if (strcmp(v, "1") != 0) {
+		n = strlen(v);
+		if (n >= sizeof(pf_path)) {
+			fprintf(stderr, "libqlock-pthread: QLOCK_PROFILE: file name too long\n");
+			return;
+		}
+		memcpy(pf_path, v, n + 1);
+		pf_json = n > 5 && strcmp(v + n - 5, ".json") == 0;
+	}
+	shim_profile_t0 = qc_now_ns();
+	lockstat_threads_setup();
+	qa_write(&shim_profile_on, true);
+	qa_write(&shim_stats_on, true);
+	shim_deadlock_setup(pf_snapshot, pf_describe);
+	atexit(profile_emit);
+}

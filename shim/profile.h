@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What lockstat.c records and profile.c reports (QLOCK_PROFILE): the
+ * per-lock rows, their details (allocated when a lock is first contended,
+ * or a condition variable first used), and the per-thread records with
+ * each thread's held-lock stack and the lock it waits for.
+ */
+#ifndef QLOCK_SHIM_PROFILE_H
+#define QLOCK_SHIM_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lockstat.h"
+
+#define LS_SLOTS 4096 /* power of two */
+
+/* A row's key: the lock's address shifted left 3, with its kind below
+ * (user addresses have their top bits clear, so nothing is lost). */
+static inline uintptr_t ls_key(const volatile void *lock, enum lockstat_kind kind)
+{
+	return ((uintptr_t)lock << 3) | (uintptr_t)kind;
+}
+static inline uintptr_t ls_key_addr(uintptr_t key) { return key >> 3; }
+static inline enum lockstat_kind ls_key_kind(uintptr_t key)
+{
+	return (enum lockstat_kind)(key & 7);
+}
+
+/* Histograms: 4 buckets per power of two of nanoseconds (a value is
+ * reported within 19 %), up to 2^41 ns (36 minutes) and beyond in the
+ * last. */
+#define LS_HIST 160
+static inline unsigned ls_bucket(uint64_t v)
+{
+	if (v < 4)
+		return (unsigned)v;
+	unsigned e = 63u - (unsigned)__builtin_clzll(v);
+	unsigned b = 4 * (e - 1) + (unsigned)((v >> (e - 2)) & 3);
+
+	return b < LS_HIST ? b : LS_HIST - 1;
+}
+/* The largest value bucket b holds. */
+static inline uint64_t ls_bucket_top(unsigned b)
+{
+	if (b < 4)
+		return b;
+	unsigned e = b / 4 + 1, sub = b % 4;
+
+	return ((uint64_t)(4 + sub + 1) << (e - 2)) - 1;
+}
+
+#define LS_SITES 4
+struct ls_site {
+	uintptr_t pc;      /* 0 = free */
+	uint64_t count;
+	uint64_t wait_ns;
+};
+
+struct ls_detail {
+	uint64_t wait_hist[LS_HIST];
+	uint64_t hold_hist[LS_HIST];
+	uint64_t holds, hold_total_ns, hold_max_ns;
+	struct ls_site sites[LS_SITES];  /* where it was waited for */
+	uint64_t other_sites;            /* waits at further sites */
+	/* condition variables */
+	uint64_t timeouts, signals, broadcasts;
+	uintptr_t wake_pc;               /* first signal or broadcast */
+	uintptr_t mutex;                 /* the mutex of its first wait */
+};
+
+struct ls_row {
+	uintptr_t key;          /* ls_key(), 0 = free */
+	uint64_t acquired;      /* condvar: waits */
+	uint64_t contended;     /* condvar: 0 */
+	uint64_t wait_total_ns;
+	uint64_t wait_max_ns;
+	uintptr_t first_pc;     /* the call that first locked it (waited, for a condvar) */
+	struct ls_detail *detail;
+} __attribute__((aligned(64)));
+
+extern struct ls_row ls_table[LS_SLOTS];
+extern struct ls_row ls_overflow[LOCKSTAT_NR_KINDS];
+extern const char *const ls_kind_name[LOCKSTAT_NR_KINDS];
+/* Details ran out (more contended locks than LS_DETAILS): some locks have
+ * no percentiles, sites or hold times. */
+extern uint64_t ls_detail_lost;
+
+/* The row of a lock, if it has one. */
+struct ls_row *ls_find(const volatile void *lock, enum lockstat_kind kind);
+
+/* ---- threads ------------------------------------------------------------ */
+
+#define PF_HELD 16     /* held locks tracked per thread */
+#define PF_THREADS 1024
+
+struct pf_held {
+	uintptr_t lock;
+	uintptr_t pc;
+	struct ls_row *row;
+	uint64_t t0;            /* acquired at (ns), 0 = hold not timed */
+	uint32_t kind;
+};
+
+/*
+ * A thread's record.  Its thread alone writes it; another (the deadlock
+ * watchdog) reads it as a sequence lock: wait_seq is odd while the
+ * thread waits for wait_lock, and changes around every wait; depth is
+ * published with release after the entries below it are written.
+ */
+struct pf_thread {
+	int32_t tid;            /* 0 = free */
+	uint32_t depth;
+	uint64_t wait_seq;
+	uintptr_t wait_lock;
+	uintptr_t wait_pc;
+	uint32_t wait_kind;
+	uint32_t lost;          /* held entries not tracked (stack full) */
+	struct pf_held held[PF_HELD];
+};
+extern struct pf_thread pf_threads[PF_THREADS];
+
+void shim_profile_setup(void);
+void lockstat_threads_setup(void);
+extern uint64_t shim_profile_t0;
+
+#endif /* QLOCK_SHIM_PROFILE_H */

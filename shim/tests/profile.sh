@@ -1,0 +1,125 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# qlock-run --profile: the report names the hot lock by its function and
+# file:line (-g build), by its .symtab name (no debug info), by module and
+# offset (stripped) or its .dynsym name (stripped, -rdynamic); the JSON
+# parses and holds the same; a live ABBA deadlock is reported with both
+# threads' sites; --stats keeps its table and shows the internal counters
+# only with --verbose.
+#   profile.sh RUN SOURCE PROG PROG_NODEBUG PROG_STRIPPED PROG_RDYNAMIC_STRIPPED
+set -u
+run=$1 src=$2 prog=$3 nodebug=$4 stripped=$5 rdyn=$6
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1"; fail=$((fail + 1)); }
+line_of() { grep -n "$1" "$src" | head -n 1 | cut -d: -f1; }
+hot=$(line_of HOT_LOCK_LINE) first=$(line_of HOT_FIRST_LINE)
+a1=$(line_of A_FIRST_LINE) a2=$(line_of A_SECOND_LINE)
+b1=$(line_of B_FIRST_LINE) b2=$(line_of B_SECOND_LINE)
+cw=$(line_of COND_WAIT_LINE)
+
+# Every run bounded: a hang fails the test instead of stalling it.
+bounded() { timeout 120 "$@"; }
+
+expect_in() { # label, file, fixed string
+	if grep -qF -- "$3" "$2"; then ok "$1: $3"; else
+		bad "$1: no '$3' in the report"; sed 's/^/     | /' "$2"; fi
+}
+
+# 1. -g build: function and file:line of the hot lock's waiting call site,
+#    the condvar's wait in a static function.
+bounded "$run" --profile -- "$prog" hot 4 20000 >"$work/o" 2>"$work/r" || bad "hot (-g): exit status"
+expect_in "-g build" "$work/r" "waited at hot_path (profile_prog.c:$hot)"
+expect_in "-g build" "$work/r" "first locked at hot_main (profile_prog.c:$first)"
+expect_in "-g build" "$work/r" "first waited on at wait_ready (profile_prog.c:$cw)"
+expect_in "-g build" "$work/r" "signals 1"
+grep -q "^#1  mutex $(cut -d' ' -f2 "$work/o")," "$work/r" && ok "-g build: the hot mutex ranks first" ||
+	echo "note the hot mutex is not first (another lock waited longer this run)"
+
+# 2. No debug info, not stripped: names from .symtab, static ones included.
+bounded "$run" --profile -- "$nodebug" hot 4 20000 >"$work/o" 2>"$work/r" || bad "hot (no -g): exit status"
+m=$(basename "$nodebug")
+expect_in "no debug info" "$work/r" "waited at hot_path+0x"
+expect_in "no debug info" "$work/r" "($m)"
+expect_in "no debug info (static function)" "$work/r" "first waited on at wait_ready+0x"
+
+# 3. Stripped: the module and offset, which addr2line maps back with the
+#    unstripped twin.
+bounded "$run" --profile -- "$stripped" hot 4 20000 >"$work/o" 2>"$work/r" || bad "hot (stripped): exit status"
+m=$(basename "$stripped")
+expect_in "stripped" "$work/r" "waited at $m+0x"
+off=$(sed -n "s/.*waited at $m+\(0x[0-9a-f]*\):.*/\1/p" "$work/r" | head -n 1)
+if [ -n "$off" ] && command -v addr2line >/dev/null 2>&1; then
+	f=$(addr2line -f -e "$nodebug" "$(printf '0x%x' $((off - 1)))" | head -n 1)
+	[ "$f" = hot_path ] && ok "stripped: addr2line -f -e (unstripped) $off-1 = $f" ||
+		bad "stripped: $off maps to '$f', not hot_path"
+fi
+
+# 4. Stripped, linked with -rdynamic: exported functions by their .dynsym
+#    name; a static one by module and offset.
+bounded "$run" --profile -- "$rdyn" hot 4 20000 >"$work/o" 2>"$work/r" || bad "hot (-rdynamic, stripped): exit status"
+m=$(basename "$rdyn")
+expect_in "-rdynamic stripped" "$work/r" "waited at hot_path+0x"
+expect_in "-rdynamic stripped (static function)" "$work/r" "first waited on at $m+0x"
+
+# 5. JSON.
+bounded "$run" --profile="$work/p.json" -- "$prog" hot 4 20000 >"$work/o" 2>"$work/r" || bad "json: exit status"
+[ -s "$work/r" ] && { bad "--profile=FILE.json still printed on stderr"; cat "$work/r"; }
+if command -v python3 >/dev/null 2>&1; then
+	if python3 - "$work/p.json" "hot_path (profile_prog.c:$hot)" "wait_ready (profile_prog.c:$cw)" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+sites = [w["site"] for l in r["locks"] for w in l["waited_at"]]
+assert sys.argv[2] in sites, sites
+hot = [l for l in r["locks"] if any(w["site"] == sys.argv[2] for w in l["waited_at"])][0]
+assert hot["type"] == "mutex" and hot["contended"] >= 1 and hot["acquired"] >= hot["contended"]
+assert hot["wait_ns"]["max"] >= hot["wait_ns"]["p50"] >= 0 and hot["hold_ns"]["count"] >= 1
+rw = [l for l in r["locks"] if l["type"] == "rwlock"]
+assert rw and rw[0]["reads"]["acquired"] > 0 and rw[0]["writes"]["acquired"] > 0, rw
+c = r["conds"][0]
+assert c["first_waited_at"] == sys.argv[3] and c["waits"] >= 1 and c["signals"] == 1, c
+print("json: %d locks, %d contended, hot mutex waited %d times" %
+      (r["locks_used"], r["locks_contended"], hot["contended"]))
+EOF
+	then ok "json parses, names the hot lock, the rwlock's reads and writes, the condvar"
+	else bad "json"; cat "$work/p.json"; fi
+else
+	echo "note python3 missing: JSON not parsed"
+fi
+
+# 6. A live deadlock, threshold 1 s: the report within a minute, once.
+"$run" --profile --deadlock-after=1 -- "$prog" abba >"$work/o" 2>"$work/r" &
+pid=$!
+n=0
+while [ $n -lt 600 ] && ! grep -q "held by.*b_then_a" "$work/r" 2>/dev/null; do
+	sleep 0.1
+	n=$((n + 1))
+done
+sleep 2 # a second report would come within this
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+if grep -q "deadlock: 2 threads" "$work/r"; then
+	ok "deadlock reported: $(grep -c 'deadlock:' "$work/r") time(s)"
+	[ "$(grep -c 'deadlock:' "$work/r")" -eq 1 ] || bad "deadlock: reported more than once"
+	expect_in "deadlock" "$work/r" "at a_then_b (profile_prog.c:$a2)"
+	expect_in "deadlock" "$work/r" "at b_then_a (profile_prog.c:$b2)"
+	expect_in "deadlock" "$work/r" "locked at a_then_b (profile_prog.c:$a1)"
+	expect_in "deadlock" "$work/r" "locked at b_then_a (profile_prog.c:$b1)"
+else
+	bad "deadlock: no report in 60 s"
+	cat "$work/r"
+fi
+
+# 7. --stats: its table first, with the sites; counters only with --verbose.
+bounded "$run" --stats -- "$prog" hot 2 5000 >"$work/o" 2>"$work/r" || bad "--stats: exit status"
+expect_in "--stats" "$work/r" "most contended"
+expect_in "--stats" "$work/r" "hot_main (profile_prog.c:$first)"
+grep -q "futex_" "$work/r" && bad "--stats shows internal counters without --verbose" ||
+	ok "--stats: no internal counters"
+bounded "$run" --stats --verbose -- "$prog" hot 2 5000 >"$work/o" 2>"$work/r" || bad "--stats --verbose: exit status"
+expect_in "--stats --verbose" "$work/r" "futex_"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A program with known lock traffic for qlock-run --profile
+ * (profile.sh builds it with -g, without, stripped, stripped -rdynamic).
+ *
+ *   profile_prog hot [THREADS [ITERS]]
+ *     THREADS threads take the mutex `hot` in hot_path() ITERS times each;
+ *     the first acquisition there certainly waits (main holds `hot` until
+ *     a worker sleeps in the kernel, as its /proc state says).  A reader
+ *     and a writer share an rwlock, and a static function waits on a
+ *     condition variable that main signals.
+ *   profile_prog abba
+ *     Two threads take two mutexes in opposite orders, each after the
+ *     other has taken its first: a deadlock, for the watchdog to report
+ *     (the test kills the program).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t table = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_mutex_t qm = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t qc = PTHREAD_COND_INITIALIZER;
+static long iters, counter, table_value;
+static int ready_flag;
+static pid_t worker_tid[64];
+
+/* Is thread `tid` asleep (state S: in the kernel, here in futex_wait)? */
+static int asleep(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	int s = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		s = p[2] == 'S';
+	fclose(f);
+	return s;
+}
+
+/* The hot lock's function (not static: -rdynamic exports it). */
+__attribute__((noinline)) void hot_path(void)
+{
+	pthread_mutex_lock(&hot); /* HOT_LOCK_LINE */
+	counter++;
+	pthread_mutex_unlock(&hot);
+	__asm__ volatile("" ::: "memory"); /* no tail call */
+}
+
+static void *worker(void *arg)
+{
+	long me = (long)arg;
+
+	__atomic_store_n(&worker_tid[me], (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	for (long i = 0; i < iters; i++) {
+		hot_path();
+		if (i % 64 == 0) {
+			pthread_rwlock_rdlock(&table);
+			(void)__atomic_load_n(&table_value, __ATOMIC_RELAXED);
+			pthread_rwlock_unlock(&table);
+		}
+		if (me == 0 && i % 256 == 0) {
+			pthread_rwlock_wrlock(&table);
+			table_value++;
+			pthread_rwlock_unlock(&table);
+		}
+	}
+	return NULL;
+}
+
+/* Static: in .symtab only. */
+static __attribute__((noinline)) void wait_ready(void)
+{
+	pthread_mutex_lock(&qm);
+	while (!ready_flag)
+		pthread_cond_wait(&qc, &qm); /* COND_WAIT_LINE */
+	pthread_mutex_unlock(&qm);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void *waiter(void *arg)
+{
+	(void)arg;
+	wait_ready();
+	return NULL;
+}
+
+static int hot_main(int nthreads)
+{
+	pthread_t t[64], w;
+
+	pthread_create(&w, NULL, waiter, NULL);
+	pthread_mutex_lock(&hot); /* HOT_FIRST_LINE */
+	for (long i = 0; i < nthreads; i++)
+		pthread_create(&t[i], NULL, worker, (void *)i);
+	for (;;) {
+		pid_t tid = __atomic_load_n(&worker_tid[0], __ATOMIC_ACQUIRE);
+
+		if (tid && asleep(tid))
+			break;
+		usleep(1000);
+	}
+	pthread_mutex_unlock(&hot);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(t[i], NULL);
+	pthread_mutex_lock(&qm);
+	ready_flag = 1;
+	pthread_cond_signal(&qc);
+	pthread_mutex_unlock(&qm);
+	pthread_join(w, NULL);
+	printf("hot %p %ld\n", (void *)&hot, counter);
+	return counter == nthreads * iters ? 0 : 1;
+}
+
+/* ---- abba ----------------------------------------------------------------- */
+
+static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
+static int taken;
+
+static void both_taken(void)
+{
+	__atomic_add_fetch(&taken, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&taken, __ATOMIC_ACQUIRE) < 2)
+		sched_yield();
+}
+
+__attribute__((noinline)) void a_then_b(void)
+{
+	pthread_mutex_lock(&lock_a); /* A_FIRST_LINE */
+	both_taken();
+	pthread_mutex_lock(&lock_b); /* A_SECOND_LINE */
+	pthread_mutex_unlock(&lock_b);
+	pthread_mutex_unlock(&lock_a);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void b_then_a(void)
+{
+	pthread_mutex_lock(&lock_b); /* B_FIRST_LINE */
+	both_taken();
+	pthread_mutex_lock(&lock_a); /* B_SECOND_LINE */
+	pthread_mutex_unlock(&lock_a);
+	pthread_mutex_unlock(&lock_b);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void *run_a(void *arg) { (void)arg; a_then_b(); return NULL; }
+static void *run_b(void *arg) { (void)arg; b_then_a(); return NULL; }
+
+static int abba_main(void)
+{
+	pthread_t a, b;
+
+	pthread_create(&a, NULL, run_a, NULL);
+	pthread_create(&b, NULL, run_b, NULL);
+	printf("started\n");
+	fflush(stdout);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	printf("no deadlock\n");
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "hot") == 0) {
+		int nthreads = argc > 2 ? atoi(argv[2]) : 4;
+
+		iters = argc > 3 ? atol(argv[3]) : 100000;
+		if (nthreads < 1 || nthreads > 64 || iters < 1)
+			return 2;
+		return hot_main(nthreads);
+	}
+	if (argc > 1 && strcmp(argv[1], "abba") == 0)
+		return abba_main();
+	fprintf(stderr, "usage: profile_prog hot [THREADS [ITERS]] | abba\n");
+	return 2;
+}

@@ -49,7 +49,7 @@ static struct ls_row *ls_row_of(const volatile void *lock, enum lockstat_kind ki
 				const void *pc)
 {
 	uintptr_t key = ls_key(lock, kind);
-	unsigned i = (unsigned)(ls_hash(key) >> 52) & (LS_SLOTS - 1);
+	unsigned i = (unsigned)(ls_hash(key) >> (64 - LS_BITS));
 
 	for (int n = 0; n < LS_PROBES; n++, i = (i + 1) & (LS_SLOTS - 1)) {
 		struct ls_row *r = &ls_table[i];
@@ -68,7 +68,7 @@ static struct ls_row *ls_row_of(const volatile void *lock, enum lockstat_kind ki
 struct ls_row *ls_find(const volatile void *lock, enum lockstat_kind kind)
 {
 	uintptr_t key = ls_key(lock, kind);
-	unsigned i = (unsigned)(ls_hash(key) >> 52) & (LS_SLOTS - 1);
+	unsigned i = (unsigned)(ls_hash(key) >> (64 - LS_BITS));
 
 	for (int n = 0; n < LS_PROBES; n++, i = (i + 1) & (LS_SLOTS - 1)) {
 		uintptr_t cur = qa_read(&ls_table[i].key);
@@ -119,7 +119,7 @@ static struct ls_detail *ls_detail_of(struct ls_row *r)
 		qa_fetch_add_relaxed(&ls_detail_lost, 1);
 		return NULL;
 	}
-	/* Release: the zeroed detail before its pointer (pairs with the
+	/* Release: the detail's contents before its pointer (pairs with the
 	 * acquire above); a loser leaves its detail unused. */
 	if (qa_try_cmpxchg_release(&r->detail, &none, &ls_details[i]))
 		return &ls_details[i];
@@ -151,11 +151,39 @@ static bool pf_self_none_left;
 static pthread_key_t pf_key;
 static bool pf_key_ok;
 
+static void pf_count_flush(struct pf_count *c)
+{
+	uint64_t n = qa_read(&c->n);
+
+	if (n) {
+		qa_fetch_add_relaxed(&c->row->acquired, n);
+		qa_write(&c->n, 0);
+	}
+}
+
+/* Racy for threads that still run (an add of theirs in flight may be
+ * lost): reports are made at exit, normally after the threads are done. */
+void lockstat_flush_counts(void)
+{
+	for (int i = 0; i < PF_THREADS; i++) {
+		if (!qa_read_acquire(&pf_threads[i].tid))
+			continue;
+		for (int k = 0; k < PF_COUNTS; k++)
+			if (qa_read_acquire(&pf_threads[i].counts[k].key))
+				pf_count_flush(&pf_threads[i].counts[k]);
+	}
+}
+
 /* The thread exits: its record is free again. */
 static void pf_thread_exit(void *arg)
 {
 	struct pf_thread *t = arg;
 
+	for (int k = 0; k < PF_COUNTS; k++)
+		if (t->counts[k].key) {
+			pf_count_flush(&t->counts[k]);
+			qa_write(&t->counts[k].key, 0);
+		}
 	pf_self = NULL;
 	qa_write(&t->depth, 0);
 	/* Release: the emptied record before it is free (pairs with the
@@ -165,7 +193,8 @@ static void pf_thread_exit(void *arg)
 
 void lockstat_threads_setup(void)
 {
-	pf_key_ok = pthread_key_create(&pf_key, pf_thread_exit) == 0;
+	if (!pf_key_ok)
+		pf_key_ok = pthread_key_create(&pf_key, pf_thread_exit) == 0;
 }
 
 static struct pf_thread *pf_thread_get(void)
@@ -210,8 +239,11 @@ static void pf_push(struct pf_thread *t, const volatile void *lock, enum locksta
 	qa_write(&h->pc, (uintptr_t)pc);
 	qa_write(&h->kind, (uint32_t)kind);
 	qa_write(&h->row, r);
-	/* Hold times of the locks that have been contended only. */
-	qa_write(&h->t0, r && qa_read(&r->detail) ? qc_now_ns() : 0);
+	/* Hold times of the locks that have been contended only, and of 1
+	 * in PF_HOLD_SAMPLE of their holds (a clock read costs about as
+	 * much as the rest of the profile's work on an acquisition). */
+	qa_write(&h->t0, r && qa_read(&r->detail) && ++t->holds % PF_HOLD_SAMPLE == 0
+				 ? qc_now_ns() : 0);
 	/* Release: the entry before the depth that covers it (pairs with
 	 * the watchdog's acquire of depth). */
 	qa_write_release(&t->depth, d + 1);
@@ -260,13 +292,48 @@ static void ls_hold_done(const struct pf_held *h)
 
 /* ---- the hooks ---------------------------------------------------------- */
 
+/* Count an acquisition in the thread's counter for the lock; its row
+ * (NULL if the thread has no record). */
+static struct ls_row *pf_count_add(struct pf_thread *t, const volatile void *lock,
+				   enum lockstat_kind kind, const void *pc)
+{
+	uintptr_t key = ls_key(lock, kind);
+	struct pf_count *c = &t->counts[(ls_hash(key) >> 59) & (PF_COUNTS - 1)];
+
+	if (qa_likely(c->key == key)) {
+		qa_stat_add(&c->n, 1); /* ours alone; a report reads it */
+		return c->row;
+	}
+	struct ls_row *r = ls_row_of(lock, kind, pc);
+	if (r == &ls_overflow[kind]) {
+		qa_fetch_add_relaxed(&r->acquired, 1);
+		return r;
+	}
+	if (c->key)
+		pf_count_flush(c);
+	qa_write(&c->key, 0);
+	qa_write(&c->row, r);
+	qa_write(&c->n, 1);
+	/* Release: row and count before the key that makes them count
+	 * (pairs with the acquire of the key in lockstat_flush_counts()). */
+	qa_write_release(&c->key, key);
+	return r;
+}
+
 void lockstat_record(const volatile void *lock, enum lockstat_kind kind, const void *pc,
 		     bool waited, uint64_t wait_ns)
 {
-	struct ls_row *r = ls_row_of(lock, kind, pc);
-	bool alone = kind != LOCKSTAT_RWLOCK_READ && r != &ls_overflow[kind];
+	struct pf_thread *t = pf_thread_get();
+	struct ls_row *r;
+	bool alone;
 
-	ls_count(&r->acquired, 1, alone);
+	if (qa_likely(t != NULL)) {
+		r = pf_count_add(t, lock, kind, pc);
+	} else {
+		r = ls_row_of(lock, kind, pc);
+		ls_count(&r->acquired, 1, kind != LOCKSTAT_RWLOCK_READ && r != &ls_overflow[kind]);
+	}
+	alone = kind != LOCKSTAT_RWLOCK_READ && r != &ls_overflow[kind];
 	if (waited) {
 		ls_count(&r->contended, 1, alone);
 		ls_count(&r->wait_total_ns, wait_ns, alone);
@@ -280,12 +347,8 @@ void lockstat_record(const volatile void *lock, enum lockstat_kind kind, const v
 			}
 		}
 	}
-	if (shim_profile_on) {
-		struct pf_thread *t = pf_thread_get();
-
-		if (t)
-			pf_push(t, lock, kind, pc, r != &ls_overflow[kind] ? r : NULL);
-	}
+	if (shim_profile_on && t)
+		pf_push(t, lock, kind, pc, r != &ls_overflow[kind] ? r : NULL);
 }
 
 void lockstat_wait_begin(const volatile void *lock, enum lockstat_kind kind, const void *pc)
@@ -355,8 +418,9 @@ void lockstat_cond_wait_end(const volatile void *cond, const volatile void *mute
 		if (err == ETIMEDOUT)
 			qa_fetch_add_relaxed(&d->timeouts, 1);
 	}
-	/* The mutex is held again: a new hold (not a new acquisition). */
-	if (err == 0 || err == ETIMEDOUT) {
+	/* The mutex is held again (unless the caller did not hold it): a
+	 * new hold, not a new acquisition. */
+	if (err != EPERM) {
 		struct pf_thread *t = pf_thread_get();
 
 		if (t)
@@ -415,6 +479,7 @@ static void ls_add(struct ls_row *sum, const struct ls_row *r)
 
 void lockstat_report(struct shim_report *out, int top)
 {
+	lockstat_flush_counts();
 	static const struct ls_row *used[LS_SLOTS];
 	struct ls_row kinds[LOCKSTAT_NR_KINDS];
 	unsigned nlocks[LOCKSTAT_NR_KINDS] = { 0 };

@@ -33,7 +33,7 @@ static bool pf_json;
 struct pf_stat {           /* one row's numbers, or a merge of rows' */
 	uint64_t acquired, contended, wait_total, wait_max;
 	uint64_t wait_hist[LS_HIST];
-	uint64_t holds, hold_total, hold_max;
+	uint64_t holds, hold_total, hold_max;   /* timed holds */
 	uint64_t hold_hist[LS_HIST];
 	bool has_detail;
 };
@@ -68,6 +68,13 @@ static void stat_add(struct pf_stat *s, const struct ls_row *r)
 	s->hold_total += qa_read(&d->hold_total_ns);
 	if (qa_read(&d->hold_max_ns) > s->hold_max)
 		s->hold_max = qa_read(&d->hold_max_ns);
+}
+
+/* The total hold time of the acquisitions since the lock was first
+ * contended, from the timed ones (1 in PF_HOLD_SAMPLE of each thread's). */
+static uint64_t hold_estimate(const struct pf_stat *s)
+{
+	return s->hold_total * PF_HOLD_SAMPLE;
 }
 
 /* The q-quantile (0..1) of a histogram, as its bucket's top, at most max. */
@@ -278,10 +285,10 @@ static void text_lock(struct shim_report *o, int rank, const struct pf_lock *l)
 		text_waits(o, "", &all);
 	}
 	if (all.holds)
-		shim_report_add(o, "    held %llu times since first contended: %s total, p99 %s, max %s\n",
-			(unsigned long long)all.holds, dur(a, sizeof(a), all.hold_total),
+		shim_report_add(o, "    held: p99 %s, max %s, about %s in all (%llu holds timed, 1 in %d)\n",
 			dur(b, sizeof(b), quantile(all.hold_hist, all.hold_max, 0.99)),
-			dur(c, sizeof(c), all.hold_max));
+			dur(c, sizeof(c), all.hold_max), dur(a, sizeof(a), hold_estimate(&all)),
+			(unsigned long long)all.holds, PF_HOLD_SAMPLE);
 	text_sites(o, l, l->type == LOCKSTAT_RWLOCK_READ);
 }
 
@@ -318,6 +325,7 @@ static void text_cond(struct shim_report *o, int rank, const struct pf_lock *l)
 
 static size_t text_report(char *buf, size_t size, bool verbose)
 {
+	lockstat_flush_counts();
 	static struct pf_lock all[LS_SLOTS];
 	struct shim_report o = { buf, size, 0 };
 	unsigned nconds, nl = gather(all, &nconds), ncontended = 0, shown = 0;
@@ -332,8 +340,7 @@ static size_t text_report(char *buf, size_t size, bool verbose)
 		(int)getpid(), (qc_now_ns() - shim_profile_t0) / 1e9, nl, nl == 1 ? "" : "s",
 		ncontended, dur(a, sizeof(a), waited));
 	if (ncontended)
-		shim_report_add(&o, "locks ranked by total wait (the call sites are return addresses: "
-			"the line of the lock call):\n");
+		shim_report_add(&o, "contended locks, by total wait:\n");
 	for (unsigned i = 0; i < nl && all[i].wait_total; i++) {
 		if (shown == PF_TOP) {
 			hidden += all[i].wait_total;
@@ -440,8 +447,9 @@ static void json_lock(struct shim_report *o, int rank, const struct pf_lock *l)
 		shim_report_add(o, "}");
 	}
 	if (all.holds)
-		shim_report_add(o, ",\n     \"hold_ns\": {\"count\": %llu, \"total\": %llu, \"p99\": %llu, \"max\": %llu}",
-			(unsigned long long)all.holds, (unsigned long long)all.hold_total,
+		shim_report_add(o, ",\n     \"hold_ns\": {\"timed\": %llu, \"sample\": %d, \"total_estimate\": %llu, \"p99\": %llu, \"max\": %llu}",
+			(unsigned long long)all.holds, PF_HOLD_SAMPLE,
+			(unsigned long long)hold_estimate(&all),
 			(unsigned long long)quantile(all.hold_hist, all.hold_max, 0.99),
 			(unsigned long long)all.hold_max);
 	else
@@ -498,6 +506,7 @@ static void json_cond(struct shim_report *o, const struct pf_lock *l)
 
 static size_t json_report(char *buf, size_t size)
 {
+	lockstat_flush_counts();
 	static struct pf_lock all[LS_SLOTS];
 	struct shim_report o = { buf, size, 0 };
 	unsigned nconds, nl = gather(all, &nconds), ncontended = 0;

@@ -13,7 +13,8 @@
 
 #include "lockstat.h"
 
-#define LS_SLOTS 4096 /* power of two */
+#define LS_BITS 14
+#define LS_SLOTS (1 << LS_BITS) /* 1 MiB of rows, touched as used */
 
 /* A row's key: the lock's address shifted left 3, with its kind below
  * (user addresses have their top bits clear, so nothing is lost). */
@@ -60,7 +61,7 @@ struct ls_site {
 struct ls_detail {
 	uint64_t wait_hist[LS_HIST];
 	uint64_t hold_hist[LS_HIST];
-	uint64_t holds, hold_total_ns, hold_max_ns;
+	uint64_t holds, hold_total_ns, hold_max_ns; /* of the timed holds */
 	struct ls_site sites[LS_SITES];  /* where it was waited for */
 	uint64_t other_sites;            /* waits at further sites */
 	/* condition variables */
@@ -92,6 +93,18 @@ struct ls_row *ls_find(const volatile void *lock, enum lockstat_kind kind);
 /* ---- threads ------------------------------------------------------------ */
 
 #define PF_HELD 16     /* held locks tracked per thread */
+#define PF_HOLD_SAMPLE 8 /* a thread times 1 in 8 of its holds of contended locks */
+#define PF_COUNTS 32   /* per-thread acquisition counters (direct-mapped) */
+
+/* A thread's uncontended acquisitions of one lock, counted here rather
+ * than on the lock's row, whose cache line would otherwise travel with
+ * the lock from CPU to CPU; added to the row when the slot is taken by
+ * another lock, when the thread exits and before a report. */
+struct pf_count {
+	uintptr_t key;          /* ls_key(), 0 = free */
+	struct ls_row *row;
+	uint64_t n;
+};
 #define PF_THREADS 1024
 
 struct pf_held {
@@ -116,12 +129,16 @@ struct pf_thread {
 	uintptr_t wait_pc;
 	uint32_t wait_kind;
 	uint32_t lost;          /* held entries not tracked (stack full) */
+	uint32_t holds;         /* holds of contended locks: 1 in PF_HOLD_SAMPLE timed */
 	struct pf_held held[PF_HELD];
+	struct pf_count counts[PF_COUNTS];
 };
 extern struct pf_thread pf_threads[PF_THREADS];
 
 void shim_profile_setup(void);
 void lockstat_threads_setup(void);
+/* Add the threads' pending counts to the rows (before a report). */
+void lockstat_flush_counts(void);
 extern uint64_t shim_profile_t0;
 
 #endif /* QLOCK_SHIM_PROFILE_H */

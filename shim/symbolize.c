@@ -663,6 +663,34 @@ static int describe(const void *ra, char *buf, size_t len)
 	return n;
 }
 
+/* Descriptions made, by address: a report names a site several times,
+ * and a large line table takes a while to walk. */
+#define SYM_CACHE 256
+static struct {
+	const void *ra;
+	char text[240];
+	int len;
+} sym_cache[SYM_CACHE];
+static unsigned sym_cache_next;
+
+static int describe_cached(const void *ra, char *buf, size_t len)
+{
+	unsigned i;
+	int n;
+
+	for (i = 0; i < SYM_CACHE && sym_cache[i].ra; i++)
+		if (sym_cache[i].ra == ra && (size_t)sym_cache[i].len < sizeof(sym_cache[i].text))
+			return snprintf(buf, len, "%s", sym_cache[i].text);
+	n = describe(ra, buf, len);
+	if (n >= 0 && (size_t)n < len && (size_t)n < sizeof(sym_cache[0].text)) {
+		i = sym_cache_next++ % SYM_CACHE;
+		sym_cache[i].ra = ra;
+		memcpy(sym_cache[i].text, buf, (size_t)n + 1);
+		sym_cache[i].len = n;
+	}
+	return n;
+}
+
 int shim_symbolize(const void *ra, char *buf, size_t len)
 {
 	int expect = 0, n;
@@ -671,7 +699,7 @@ int shim_symbolize(const void *ra, char *buf, size_t len)
 		expect = 0;
 		sched_yield();
 	}
-	n = describe(ra, buf, len);
+	n = describe_cached(ra, buf, len);
 	/* Pairs with the acquire above: the module cache is handed over. */
 	qa_write_release(&sym_lock, 0);
 	return n;

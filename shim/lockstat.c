@@ -302,13 +302,16 @@ static struct ls_row *pf_count_add(struct pf_thread *t, const volatile void *loc
 
 	if (qa_likely(c->key == key)) {
 		qa_stat_add(&c->n, 1); /* ours alone; a report reads it */
+		if (qa_unlikely(c->misses))
+			c->misses = 0;
 		return c->row;
 	}
 	struct ls_row *r = ls_row_of(lock, kind, pc);
-	if (r == &ls_overflow[kind]) {
-		qa_fetch_add_relaxed(&r->acquired, 1);
+	if (r == &ls_overflow[kind] || (c->key && ++c->misses < PF_COUNT_MISSES)) {
+		ls_count(&r->acquired, 1, kind != LOCKSTAT_RWLOCK_READ && r != &ls_overflow[kind]);
 		return r;
 	}
+	c->misses = 0;
 	if (c->key)
 		pf_count_flush(c);
 	qa_write(&c->key, 0);

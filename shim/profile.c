@@ -301,8 +301,11 @@ static void text_cond(struct shim_report *o, int rank, const struct pf_lock *l)
 
 	memset(&s, 0, sizeof(s));
 	stat_add(&s, r);
-	shim_report_add(o, "#%-2d cond %#lx, first waited on at %s", rank, (unsigned long)l->addr,
-		site(s1, sizeof(s1), qa_read(&r->first_pc)));
+	if (qa_read(&r->first_pc))
+		shim_report_add(o, "#%-2d cond %#lx, first waited on at %s", rank,
+			(unsigned long)l->addr, site(s1, sizeof(s1), qa_read(&r->first_pc)));
+	else
+		shim_report_add(o, "#%-2d cond %#lx, never waited on", rank, (unsigned long)l->addr);
 	if (d && qa_read(&d->mutex))
 		shim_report_add(o, ", with mutex %#lx", (unsigned long)qa_read(&d->mutex));
 	shim_report_add(o, "\n    waits %llu", (unsigned long long)s.acquired);

@@ -99,12 +99,17 @@ struct ls_row *ls_find(const volatile void *lock, enum lockstat_kind kind);
 /* A thread's uncontended acquisitions of one lock, counted here rather
  * than on the lock's row, whose cache line would otherwise travel with
  * the lock from CPU to CPU; added to the row when the slot is taken by
- * another lock, when the thread exits and before a report. */
+ * another lock, when the thread exits and before a report.  A slot keeps
+ * its lock until PF_COUNT_MISSES other locks in a row hashed to it (those
+ * count on their rows), so that a thread that takes many locks in turn
+ * does not flush a slot on every acquisition. */
 struct pf_count {
 	uintptr_t key;          /* ls_key(), 0 = free */
 	struct ls_row *row;
 	uint64_t n;
+	uint32_t misses;        /* other locks met here since the last hit */
 };
+#define PF_COUNT_MISSES 8 /* a slot goes to another lock after 8 misses in a row */
 #define PF_THREADS 1024
 
 struct pf_held {
@@ -132,7 +137,7 @@ struct pf_thread {
 	uint32_t holds;         /* holds of contended locks: 1 in PF_HOLD_SAMPLE timed */
 	struct pf_held held[PF_HELD];
 	struct pf_count counts[PF_COUNTS];
-};
+} __attribute__((aligned(64))); /* no line shared with another thread's */
 extern struct pf_thread pf_threads[PF_THREADS];
 
 void shim_profile_setup(void);

@@ -29,7 +29,7 @@ static pthread_mutex_t qm = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t qc = PTHREAD_COND_INITIALIZER;
 static long iters, counter, table_value;
 static int ready_flag;
-static pid_t worker_tid[64];
+static pid_t worker_tid[64], waiter_tid;
 
 /* Is thread `tid` asleep (state S: in the kernel, here in futex_wait)? */
 static int asleep(pid_t tid)
@@ -91,6 +91,7 @@ static __attribute__((noinline)) void wait_ready(void)
 static void *waiter(void *arg)
 {
 	(void)arg;
+	__atomic_store_n(&waiter_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	wait_ready();
 	return NULL;
 }
@@ -113,6 +114,14 @@ static int hot_main(int nthreads)
 	pthread_mutex_unlock(&hot);
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(t[i], NULL);
+	/* The waiter sleeps in its condvar wait (nothing else can block it). */
+	for (;;) {
+		pid_t tid = __atomic_load_n(&waiter_tid, __ATOMIC_ACQUIRE);
+
+		if (tid && asleep(tid))
+			break;
+		usleep(1000);
+	}
 	pthread_mutex_lock(&qm);
 	ready_flag = 1;
 	pthread_cond_signal(&qc);

@@ -8,8 +8,10 @@
  * site that first locked it.
  *
  * Off, it costs the entry points one predictable branch.  On, an
- * uncontended acquisition adds one table look-up and one counter update;
- * only a contended one reads the clock (twice).
+ * uncontended acquisition adds one counter update in the thread's own
+ * counters (profile.h, struct pf_count; the lock's row when the thread
+ * has no record, or the lock does not keep a counter slot); only a
+ * contended one reads the clock (twice) and updates the lock's row.
  *
  * The profile (shim_profile_on, profile.c) adds, still only on the
  * contended path: a wait histogram (p50, p99) and the call sites that

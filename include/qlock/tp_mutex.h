@@ -78,6 +78,16 @@ QLOCK_API void qlock_tp_mutex_unlock(qlock_tp_mutex_t *m);
 QLOCK_API uint32_t qlock_tp_mutex_owner(const qlock_tp_mutex_t *m);
 /* gettid() of the calling thread, as the locks record it. */
 QLOCK_API uint32_t qlock_tp_self_tid(void);
+/*
+ * The calling thread is about to leave the CPU by its own doing (yield,
+ * sleep, block in a system call) while it may hold TP locks: waiters that
+ * would spin on it sleep at once instead (begin), until it runs again
+ * (end).  A hint, never needed for correctness; the pthread drop-in calls
+ * it around sched_yield(), nanosleep(), clock_nanosleep(), usleep() and
+ * sleep().  Pairs do not nest.
+ */
+QLOCK_API void qlock_tp_off_cpu_begin(void);
+QLOCK_API void qlock_tp_off_cpu_end(void);
 
 #ifdef __cplusplus
 }

@@ -104,6 +104,38 @@ static inline uint32_t tp_self_tid_cached(void)
 	return tp_tid_cache;
 }
 
+/*
+ * Owners that are off the CPU by their own doing.  User space cannot see
+ * whether a lock's owner runs (the kernel's mutex spinner reads
+ * owner->on_cpu), but a thread about to yield or sleep can say so
+ * (qlock_tp_off_cpu_begin(); the pthread drop-in says it in sched_yield(),
+ * nanosleep(), usleep(), ...).  A top waiter whose owner is listed here
+ * stops spinning and sleeps at once: spinning on a thread that is not
+ * running burns the CPU that thread needs, and a holder that calls
+ * sched_yield() would even hand its CPU to the spinner.
+ *
+ * One word per tid modulo TP_OFF_CPU_SLOTS, holding that tid while the
+ * thread is off.  Two threads off at once in one slot lose a hint (the
+ * waiter spins its normal budget, as without the hint), never a wake-up:
+ * the hint only decides between spinning and sleeping, and sleeping is
+ * always correct (the SLEEPER protocol wakes the sleeper).  Relaxed
+ * accesses: the hint orders nothing; read late, it costs one poll gap of
+ * spinning.
+ */
+#define TP_OFF_CPU_SLOTS 1024u
+extern uint32_t tp_off_cpu_tids[TP_OFF_CPU_SLOTS];
+
+static inline bool tp_owner_off_cpu(uint32_t tid)
+{
+#ifdef QLOCK_MODEL
+	(void)tid; /* the models have no yield or sleep */
+	return false;
+#else
+	return tid != 0 &&
+	       qa_read(&tp_off_cpu_tids[tid % TP_OFF_CPU_SLOTS]) == tid;
+#endif
+}
+
 /* ---- the TP mutex's uncontended paths ---------------------------------------
  * One cmpxchg each.  Inline here so that the pthread drop-in's entry points
  * (shim/mutex.c) run them without a call; every slow path stays in
@@ -462,11 +494,43 @@ static inline bool tp_serial_no_request(uint32_t *ho)
  * release in tp_serial_unlock(): the next top waiter sees the previous
  * one's writes to the lock's state (its hand-off request withdrawn, ...).
  */
-static inline int tp_serial_lock(uint32_t *s, uint32_t *ho,
-				 const struct timespec *abs, clockid_t clk,
-				 enum qc_class cls, enum qc_op op,
-				 uint32_t *asleep, uint32_t asleep_bit,
-				 uint32_t take)
+/*
+ * The lock word a serial-lock waiter watches while it spins, so that it
+ * stops spinning when the queue ahead of it cannot move soon: the top
+ * waiter sleeps (SLEEPER), or the owner is off the CPU
+ * (tp_owner_off_cpu(); `shared` marks a reader-owned word, whose owner
+ * field is a count).  NULL val: no watch.  Read every TP_SERIAL_WATCH
+ * spins only, to keep the spinner off the lock's cache line.
+ */
+struct tp_watch {
+	const uint32_t *val;
+	uint32_t tid_mask, shared;
+};
+#define TP_SERIAL_WATCH 32
+
+static inline bool tp_watch_stalled(const struct tp_watch *w, uint32_t spent)
+{
+#ifdef QLOCK_MODEL
+	(void)w;
+	(void)spent;
+	return false; /* a hint for the spin only: nothing to model */
+#else
+	uint32_t v;
+
+	if (!w || spent % TP_SERIAL_WATCH != 0)
+		return false;
+	v = qa_read(w->val);
+	return (v & TP_SLEEPER) ||
+	       (!(v & w->shared) && tp_owner_off_cpu(v & w->tid_mask));
+#endif
+}
+
+static inline int tp_serial_lock_watch(uint32_t *s, uint32_t *ho,
+				       const struct timespec *abs,
+				       clockid_t clk, enum qc_class cls,
+				       enum qc_op op, uint32_t *asleep,
+				       uint32_t asleep_bit, uint32_t take,
+				       const struct tp_watch *watch)
 {
 	struct qc_spinner sp;
 	bool woken = false;
@@ -476,10 +540,13 @@ static inline int tp_serial_lock(uint32_t *s, uint32_t *ho,
 	    qa_cmpxchg_acquire(s, 0u, 1u) == 0)
 		return 0;
 	qc_spinner_init(&sp);
-	while (qc_spin_continue(&sp))
+	while (qc_spin_continue(&sp)) {
 		if (qa_read(s) == 0 && tp_serial_no_request(ho) &&
 		    qa_cmpxchg_acquire(s, 0u, take) == 0)
 			goto out;
+		if (tp_watch_stalled(watch, sp.spent))
+			break;
+	}
 	for (;;) {
 		if (qa_xchg_acquire(s, 2u) == 0)
 			goto out;
@@ -509,6 +576,16 @@ static inline int tp_serial_lock(uint32_t *s, uint32_t *ho,
 out:
 	qc_spin_account(&sp, cls);
 	return 0;
+}
+
+static inline int tp_serial_lock(uint32_t *s, uint32_t *ho,
+				 const struct timespec *abs, clockid_t clk,
+				 enum qc_class cls, enum qc_op op,
+				 uint32_t *asleep, uint32_t asleep_bit,
+				 uint32_t take)
+{
+	return tp_serial_lock_watch(s, ho, abs, clk, cls, op, asleep,
+				    asleep_bit, take, NULL);
 }
 
 static inline void tp_serial_unlock(uint32_t *s, uint32_t *ho,

@@ -147,6 +147,27 @@ bool tp_tid_forked_self(uint32_t owner)
 
 #endif /* QLOCK_MODEL */
 
+uint32_t tp_off_cpu_tids[TP_OFF_CPU_SLOTS];
+
+#ifndef QLOCK_MODEL
+QLOCK_API void qlock_tp_off_cpu_begin(void)
+{
+	uint32_t tid = tp_self_tid();
+
+	qa_write(&tp_off_cpu_tids[tid % TP_OFF_CPU_SLOTS], tid);
+}
+
+QLOCK_API void qlock_tp_off_cpu_end(void)
+{
+	uint32_t tid = tp_self_tid_cached();
+
+	/* Only our own entry: another thread may have taken the slot since. */
+	if (tid != 0)
+		(void)qa_cmpxchg_relaxed(&tp_off_cpu_tids[tid % TP_OFF_CPU_SLOTS],
+					 tid, 0u);
+}
+#endif
+
 QLOCK_API uint32_t qlock_tp_self_tid(void)
 {
 	return tp_self_tid();
@@ -227,7 +248,9 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 		 * (~16 us; ~200 hand-offs/s at 32 threads: < 0.5 % idle).
 		 * Polling at the base gap then was no better in alternated
 		 * A/B maps (docs/tp-locks.md). */
-		if (tp_top_wait(&m->val, v, ask, now < spin_until,
+		if (tp_top_wait(&m->val, v, ask,
+				now < spin_until &&
+				!tp_owner_off_cpu(v & TID_MASK),
 				&spins, &poll, abs, clk, CLS, QC_OP_LOCK, NULL,
 				0) == TP_WAIT_AGAIN)
 			continue;
@@ -246,6 +269,7 @@ static int lock_slow(qlock_tp_mutex_t *m, bool cond,
 		     const struct timespec *abs, clockid_t clk)
 {
 	uint32_t tid = tp_self_tid();
+	const struct tp_watch watch = { &m->val, TID_MASK, 0 };
 	int err;
 
 	qc_event_inc(CLS, QC_EV_slowpath);
@@ -253,8 +277,8 @@ static int lock_slow(qlock_tp_mutex_t *m, bool cond,
 		qc_event_inc(CLS, QC_EV_steal);
 		return 0;
 	}
-	err = tp_serial_lock(&m->serial, &m->nval, abs, clk, CLS, QC_OP_LOCK,
-			     NULL, 0, cond ? 2u : 1u);
+	err = tp_serial_lock_watch(&m->serial, &m->nval, abs, clk, CLS,
+				   QC_OP_LOCK, NULL, 0, cond ? 2u : 1u, &watch);
 	if (err) {
 		qc_event_inc(CLS, QC_EV_timeout);
 		return err;

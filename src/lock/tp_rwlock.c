@@ -203,7 +203,9 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 				ask = true;
 			}
 		}
-		if (tp_top_wait(&rw->val, v, ask, now < spin_until,
+		if (tp_top_wait(&rw->val, v, ask,
+				now < spin_until &&
+				((v & SH) || !tp_owner_off_cpu(v & QLOCK_TP_RW_TID_MASK)),
 				&spins, NULL, abs, clk, CLS, op, asleep,
 				LEADER_ASLEEP) == TP_WAIT_AGAIN)
 			continue;

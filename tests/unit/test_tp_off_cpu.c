@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A waiter does not spin on an owner that said it is off the CPU
+ * (qlock_tp_off_cpu_begin(), which the pthread drop-in calls around
+ * sched_yield() and the sleeps).  With the default budgets (a 20 us owner
+ * spin, a 512-spin serial lock) the top waiter of a held mutex polls many
+ * times before it sleeps; with its owner off the CPU it must sleep before
+ * its first poll.  Counted in polls (QC_EV_spin), never in time.
+ */
+#define _GNU_SOURCE
+#include <assert.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "core/stats.h"
+#include "qlock/qlock.h"
+#include "qlock/tp_mutex.h"
+
+#ifdef QLOCK_NO_LOCK_EVENTS
+int main(void)
+{
+	puts("SKIP: lock event counters compiled out");
+	return 77;
+}
+#else
+static qlock_tp_mutex_t m = QLOCK_TP_MUTEX_INIT;
+
+static void *waiter(void *arg)
+{
+	(void)arg;
+	qlock_tp_mutex_lock(&m);
+	qlock_tp_mutex_unlock(&m);
+	return NULL;
+}
+
+static uint64_t event(int c, int ev)
+{
+	struct qc_class_stats st;
+
+	qc_stats_read((enum qc_class)c, &st);
+	return st.ev[ev];
+}
+
+/* Hold the mutex, let one waiter block on it, release; the polls it made. */
+static uint64_t polls_of_one_waiter(int c, int off_cpu)
+{
+	pthread_t t;
+	time_t give_up = time(NULL) + 60;
+
+	qc_stats_reset();
+	qlock_tp_mutex_lock(&m);
+	if (off_cpu)
+		qlock_tp_off_cpu_begin();
+	assert(pthread_create(&t, NULL, waiter, NULL) == 0);
+	/* A hang guard, not a timing check. */
+	while (event(c, QC_EV_sleep) == 0) {
+		if (time(NULL) > give_up) {
+			puts("FAIL: the waiter never slept on a held mutex");
+			assert(0);
+		}
+		sched_yield();
+	}
+	if (off_cpu)
+		qlock_tp_off_cpu_end();
+	qlock_tp_mutex_unlock(&m);
+	assert(pthread_join(t, NULL) == 0);
+	return event(c, QC_EV_spin);
+}
+
+int main(void)
+{
+	int c = qc_class_lookup("tp-mutex");
+	uint64_t on, off;
+
+	assert(c >= 0);
+	/* No hand-off request while we hold it (that path sleeps at once). */
+	assert(qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, 60L * 1000000000L) == 0);
+	on = polls_of_one_waiter(c, 0);
+	off = polls_of_one_waiter(c, 1);
+	printf("waiter polls before sleeping: owner running %llu, owner off the CPU %llu\n",
+	       (unsigned long long)on, (unsigned long long)off);
+	fflush(stdout);
+	assert(on > 0);   /* the spin this test is about exists */
+	assert(off == 0); /* and is skipped for an owner off the CPU */
+	return 0;
+}
+#endif /* QLOCK_NO_LOCK_EVENTS */

@@ -50,7 +50,9 @@
  *   - an arrival that misses the fast path makes one steal attempt (free
  *     word, no hand-off pending), then queues on the serial lock (bounded
  *     spin, then sleep);
- *   - the top waiter spins on the owner for qc_owner_spin_ns() (20 us),
+ *   - the top waiter spins on the owner for qc_owner_spin_ns() (20 us;
+ *     per thread, halved after a spin that ended in a sleep, down to
+ *     1/16, and doubled back after one that got the lock),
  *     renewed when the owner changes, at most TP_MAX_OWNER_CHANGES times
  *     (user space cannot see whether the owner runs: a changing owner is
  *     our evidence that the lock is moving); then it sets WAITERS and
@@ -189,6 +191,33 @@ static inline bool steal(qlock_tp_mutex_t *m, uint32_t tid)
 }
 
 /*
+ * The owner-spin budget adapts per thread, as glibc's adaptive mutex
+ * adapts its spin count: a spin that ended in a sleep (the owner held the
+ * lock longer than the budget, or was preempted) halves this thread's
+ * next budget, down to 1/16; a spin that got the lock doubles it back.
+ * A fixed 20 us spin lost to glibc's no-spin mutex wherever holders are
+ * often preempted (CPython's interpreter lock with 8 threads on 2 CPUs:
+ * 0.6-0.9x); a short holder keeps the whole budget.  Per thread, not per
+ * lock: the mutex has no spare bytes (16, the drop-in's room).
+ */
+#define TP_SPIN_SHIFT_MAX 4
+#ifndef QLOCK_MODEL
+static __thread uint8_t tp_spin_shift __attribute__((tls_model("initial-exec")));
+#define tp_spin_budget() (qc_owner_spin_ns() >> tp_spin_shift)
+#define tp_spin_learn(got_by_spinning) do {				\
+		if (got_by_spinning) {					\
+			if (tp_spin_shift > 0)				\
+				tp_spin_shift--;			\
+		} else if (tp_spin_shift < TP_SPIN_SHIFT_MAX) {		\
+			tp_spin_shift++;				\
+		}							\
+	} while (0)
+#else /* the models explore every interleaving: nothing to learn */
+#define tp_spin_budget() qc_owner_spin_ns()
+#define tp_spin_learn(got_by_spinning) ((void)(got_by_spinning))
+#endif
+
+/*
  * The top waiter's loop (caller holds m->serial).  Returns 0 with the
  * mutex held, or ETIMEDOUT.
  */
@@ -196,8 +225,10 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 		      const struct timespec *abs, clockid_t clk)
 {
 	uint64_t t0 = qc_now_ns(), now = t0;
-	uint64_t spin_until = t0 + qc_owner_spin_ns();
+	uint64_t budget = tp_spin_budget();
+	uint64_t spin_until = t0 + budget;
 	uint32_t last_owner = 0, changes = 0, nsleep = 0, iter = 0;
+	bool off_cpu_seen = false;
 	uint64_t spins = 0;
 	struct tp_poll poll = TP_POLL_INIT;
 	bool ask = false; /* hand-off requested */
@@ -226,7 +257,7 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 			now = qc_now_ns();
 			if ((v & TID_MASK) != (last_owner & TID_MASK) &&
 			    changes++ < TP_MAX_OWNER_CHANGES)
-				spin_until = now + qc_owner_spin_ns();
+				spin_until = now + budget;
 			last_owner = v;
 			if (tp_timed_out(abs, clk)) {
 				if (ask && qa_cmpxchg(&m->handoff, tid, 0u) != tid)
@@ -248,6 +279,8 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 		 * (~16 us; ~200 hand-offs/s at 32 threads: < 0.5 % idle).
 		 * Polling at the base gap then was no better in alternated
 		 * A/B maps (docs/tp-locks.md). */
+		if (tp_owner_off_cpu(v & TID_MASK))
+			off_cpu_seen = true;
 		if (tp_top_wait(&m->val, v, ask,
 				now < spin_until &&
 				!tp_owner_off_cpu(v & TID_MASK),
@@ -257,9 +290,13 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 		nsleep++;
 		iter = TP_CLOCK_EVERY - 1; /* check the deadline at once */
 		now = qc_now_ns();
-		spin_until = now + qc_owner_spin_ns();
+		spin_until = now + budget;
 		changes = 0;
 	}
+	/* Learn from a spin only: a sleep for an owner that said it is off
+	 * the CPU, or for a hand-off, says nothing of the hold times. */
+	if (spins && !off_cpu_seen && !ask)
+		tp_spin_learn(ret == 0 && nsleep == 0);
 	if (spins)
 		qc_event_add(CLS, QC_EV_spin, spins);
 	return ret;

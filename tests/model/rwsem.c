@@ -36,6 +36,12 @@
  *      skipping the writer; the second reader unlocks only once the
  *      first has returned (the other order is the same path, the roles
  *      swapped), and the last one out wakes the writer
+ *   8 and 9 end with a late reader: main, if the queued writer has
+ *   returned by then (a relaxed flag, no happens-before), read-locks on
+ *   the fast path after the writer's release, which alone orders the
+ *   writer's section before main's reads (the executions where it has not
+ *   returned yet run on to the join, so that a lost wake-up is still an
+ *   error, not an await blocked for ever)
  *   8 and 9 await each sleeper synchronised with its sleep
  *   (model_await_asleep_synced): unsynchronised, a later thread may read
  *   the sleeper's older stores, views that multiply with three waiters.
@@ -44,8 +50,8 @@
  *   iteration (-unroll=3 for them: the readers' wait; in 9 also the
  *   wake-up's walk over three waiters)
  * Mutation: down_read's acquire made relaxed (the variants where a reader
- * may take the fast path after a writer's release; in 7 to 9 every reader
- * queues).  Wake mutation: the wake of the waiters a wake-up granted
+ * may take the fast path after a writer's release: in 7 every reader
+ * queues; in 8 and 9 main's late read).  Wake mutation: the wake of the waiters a wake-up granted
  * dropped (the variants where one sleeps untimed and is granted; 7 left
  * out).
  * GenMC options: the futex is kept out of line (QC_MODEL_FUTEX_OUT_OF_LINE,
@@ -54,7 +60,7 @@
  * address (variant 5: "access to freed memory" on a new frame's first
  * store), so it is off (--disable-instruction-caching).
  *
- * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,5,6,7,8,9 variant-unroll=7:3,8:3,9:3 mutants=0,1,4,6 wake-mutants=0,1,2,6,8,9
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,5,6,7,8,9 variant-unroll=7:3,8:3,9:3 mutants=0,1,4,6,8,9 wake-mutants=0,1,2,6,8,9
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1
@@ -134,6 +140,21 @@ static void *second_reader(void *arg)
 		qc_model_relax();
 #endif
 	qlock_up_read(&sem);
+	return NULL;
+}
+
+/*
+ * Variants 8 and 9: the queued writer says it has returned (relaxed:
+ * no happens-before from it; only the late reader's down_read may order
+ * the writer's section before its own).
+ */
+static uint32_t writer_out; /* atomic */
+static int late_skipped;    /* plain: main's */
+
+static void *flagging_writer(void *arg)
+{
+	writer(arg);
+	qa_write(&writer_out, 1);
 	return NULL;
 }
 
@@ -227,18 +248,27 @@ static void run_variant(void)
 		behind_main(reader, reader, NULL);
 		break;
 	case 8:
-		behind_main(reader, writer, NULL);
+		behind_main(reader, flagging_writer, NULL);
 		break;
 	case 9:
-		behind_main(first_reader, writer, second_reader);
+		behind_main(first_reader, flagging_writer, second_reader);
 		break;
+	}
+	if (variant == 8 || variant == 9) {
+		/* The late reader: main, if the queued writer has returned
+		 * (no await: a wake mutant would leave main blocked on it,
+		 * not stopped for the lost-wake check). */
+		if (qa_read(&writer_out))
+			reader(NULL);
+		else
+			late_skipped = 1;
 	}
 	model_join_all();
 }
 
 /* Writes and reads each variant completes, timed-out ones excepted. */
 static const int want_writes[] = { 1, 1, 2, 2, 1, 1, 1, 1, 2, 2 };
-static const int want_reads[] = { 1, 1, 0, 0, 1, 1, 2, 2, 1, 2 };
+static const int want_reads[] = { 1, 1, 0, 0, 1, 1, 2, 2, 2, 3 };
 
 int main(void)
 {
@@ -248,14 +278,15 @@ int main(void)
 		/* Variant 3 spins; under the checker the budget never ends. */
 		qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS,
 			       variant == 3 ? 1000000000L : 0);
-		x = y = writes = timeouts = 0;
+		x = y = writes = timeouts = late_skipped = 0;
 		qa_write(&reads, 0);
 		qa_write(&first_out, 0);
+		qa_write(&writer_out, 0);
 		run_variant();
 		assert(writes + (variant == 5 ? timeouts : 0) ==
 		       want_writes[variant]);
-		assert((int)qa_read(&reads) + (variant == 4 ? timeouts : 0) ==
-		       want_reads[variant]);
+		assert((int)qa_read(&reads) + (variant == 4 ? timeouts : 0) +
+		       late_skipped == want_reads[variant]);
 		assert(x == writes && y == writes);
 		assert(sem.count == 0 && sem.wait_lock == 0);
 		assert(sem.wait_list == NULL && sem.osq == 0);

@@ -27,9 +27,14 @@
  *      releases and takes it again: a woken waiter beaten to the lock
  *      while the other's request is pending makes none (EAGAIN) and
  *      sleeps on the serial word again
- * Not reached: a new arrival refused while a request is pending (every
- * request here is made while main already holds the lock again), two
- * releasers racing for one request.
+ *   3  a new arrival and two releasers (main and waiters A and B, spin
+ *      limit 0): as 0 until A's request is pending (main awaits A asleep
+ *      on the request word), then main starts B and releases: B arrives
+ *      while the request is pending, so its cmpxchg on a free word is
+ *      refused; it takes the lock with its xchg in the gap of main's
+ *      release (then B's release and main's race for A's one request:
+ *      one hands the lock over, the other finds the request served), or
+ *      sleeps on the serial word until A's release wakes it
  * Mutation: the requester's acquire read of the request word made relaxed:
  * a lock handed over no longer orders the releaser's critical section
  * before the requester's (caught in every variant).
@@ -37,12 +42,12 @@
  * fully ordered RMW of the request word before it heads a release sequence
  * that the relaxed RMW continues; GenMC verified it under both models.)
  * Wake mutation: the release's wake of the requester sleeping on the
- * request word dropped (variant 0, where A sleeps untimed).
+ * request word dropped (variants 0 and 3, where A sleeps untimed).
  *
  * GenMC options: as tp_mutex.c's (futex out of line, instruction caching
  * off); -unroll=3: at 2, 10 executions of variant 0 ended blocked.
  *
- * modelcheck: -unroll=3 --disable-instruction-caching variants=0,1,2 wake-mutants=0
+ * modelcheck: -unroll=3 --disable-instruction-caching variants=0,1,2,3 wake-mutants=0,3
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1
@@ -55,7 +60,7 @@
 
 /* Test runs: each variant this many times (60 threads in all, within
  * the model's QC_MODEL_THREADS). */
-#define RUNS MODEL_ITERS(1, 15)
+#define RUNS MODEL_ITERS(1, 10)
 
 static uint32_t serial, request; /* the lock's serial and ho words */
 static int counter;              /* plain: protected by the serial lock */
@@ -86,6 +91,15 @@ static void await_waiters(void)
 static void let_waiter_ask(void)
 {
 }
+
+/* Variant 3: A (thread 1) asleep on the request word: asleep with its
+ * request made (it sleeps on the serial word only without one).  Two
+ * assumes: GenMC's compare only integer constants. */
+static void await_request_sleeper(void)
+{
+	model_await(qa_read(&model_sleeping_on[1]) != 0);
+	model_await((qa_read(&request) >> TP_HO_SHIFT) != 0);
+}
 #else
 static int returned; /* waiters returned, in all runs */
 
@@ -112,6 +126,17 @@ static void let_waiter_ask(void)
 	for (int i = 0; i < 100000 && !qa_read(&request) &&
 			qa_read(&returned) < model_nstarts; i++)
 		qc_model_relax();
+}
+
+static void await_request_sleeper(void)
+{
+	for (int i = 0; i < 100000 && qa_read(&returned) < model_nstarts;
+	     i++) {
+		for (int j = 1; j < QC_MODEL_THREADS; j++)
+			if (qa_read(&model_sleeping_on[j]) == &request)
+				return;
+		qc_model_relax();
+	}
 }
 #endif
 
@@ -156,10 +181,10 @@ static void *waiter(void *arg)
 
 int main(void)
 {
-	for_each_variant(variant, 3) {
-		/* Variant 2 without the spin (0 and 1 have it): half the
-		 * executions. */
-		qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, variant == 2 ? 0 : 1);
+	for_each_variant(variant, 4) {
+		/* Variants 2 and 3 without the spin (0 and 1 have it): half
+		 * the executions. */
+		qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, variant >= 2 ? 0 : 1);
 		for (int run = 0; run < RUNS; run++) {
 			int waiters = 1 + (variant == 2);
 
@@ -175,6 +200,11 @@ int main(void)
 			serial_unlock();
 			assert(serial_lock(NULL) == 0);
 			let_waiter_ask();
+			if (variant == 3) {
+				await_request_sleeper();
+				model_spawn(waiter, NULL);
+				waiters++;
+			}
 			critical_section();
 			serial_unlock();
 			model_join_all();

@@ -22,7 +22,9 @@
  *      unlock claimed it (a timed-out wait on the serial lock itself:
  *      tp_serial.c, variant 1)
  *   5  serial queue: three lockers (the serial lock's sleep, its wake and
- *      its hand-off request) -- test runs only, too big for the checker
+ *      its hand-off request) in any order -- test runs only, too big for
+ *      the checker (over 150 s under RC11); variants 6 to 8 and
+ *      tp_serial.c fix parts of its interleavings
  *   6  serial queue, ordered: main holds the mutex, starts a locker,
  *      waits until it sleeps (the top waiter, on the word), starts a
  *      second, waits until it sleeps (on the serial lock), then unlocks:
@@ -31,8 +33,21 @@
  *      third locker beating the woken one: with main locking again the
  *      check ran past 150 s) and a timed-out wait on it (a third locker,
  *      timed) are checked on the serial lock alone: tests/model/tp_serial.c
+ *   7  a late locker against a hand-off: main holds the mutex, starts a
+ *      locker, waits until it sleeps on the word (top waiter: it asked
+ *      for the hand-off at once, HANDOFF_NS 0, and set W|S), starts a
+ *      second and unlocks at once: the second races with the unlock's
+ *      hand-off and the top waiter's wake; its steal is refused while
+ *      the request is pending (a free word with a request: the top
+ *      waiter asked before main's fast unlock saw W), and it queues on
+ *      the serial lock or takes the mutex once the top waiter is done
+ *   8  a late locker against a sleeping top waiter, no hand-off: as 7
+ *      with no hand-off: the second steals the word the unlock freed
+ *      before the woken top waiter takes it (which sleeps again), or
+ *      queues behind it
  * Mutation: the steal's acquire made relaxed.  Wake mutation: the
- * unlock's wake of the sleeping top waiter dropped (variants 0, 6).
+ * unlock's wake of the sleeping top waiter dropped (variants 0, 6, 7,
+ * 8).
  *
  * GenMC options: the futex out of line (QC_MODEL_FUTEX_OUT_OF_LINE,
  * core/futex.c says why) and instruction caching off, as rwsem.c: variant
@@ -40,7 +55,7 @@
  * Variant 5 with main holding the mutex until the others sleep (as
  * rwsem.c's variant 7) still ran past 150 s.
  *
- * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,6 mutants=0,1,2,3,4 wake-mutants=0,6
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,6,7,8 mutants=0,1,2,3,4,7,8 wake-mutants=0,6,7,8
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1
@@ -109,7 +124,8 @@ static void tune(int v)
 {
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
 	qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS, v == 2 ? 1000000 : 0);
-	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, v == 0 || v >= 4 ? 0 : 1000000000);
+	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS,
+		       (v == 0 || v >= 4) && v != 8 ? 0 : 1000000000);
 }
 
 /* Variant 6: main holds the mutex until the two lockers sleep, one on
@@ -125,9 +141,22 @@ static void behind_main(void)
 	qlock_tp_mutex_unlock(&m);
 }
 
+/* Variants 7 and 8: main holds the mutex until a locker sleeps on the
+ * word (the top waiter), then starts a second and unlocks at once: the
+ * second races with the unlock and the top waiter's wake. */
+static void late_locker(void)
+{
+	qlock_tp_mutex_lock(&m);
+	model_spawn(locker, NULL);
+	model_await_asleep(1);
+	model_spawn(locker, NULL);
+	critical_section();
+	qlock_tp_mutex_unlock(&m);
+}
+
 int main(void)
 {
-	for_each_variant(variant, 7) {
+	for_each_variant(variant, 9) {
 		void *(*second)(void *) = variant == 3 ? trylocker :
 					  variant == 4 ? timedlocker : locker;
 
@@ -135,8 +164,11 @@ int main(void)
 		int lockers = (second == locker) + 1 + (variant == 5);
 
 		counter = extra = 0;
-		if (variant == 6) {
-			behind_main();
+		if (variant == 6 || variant >= 7) {
+			if (variant == 6)
+				behind_main();
+			else
+				late_locker();
 			extra = 1; /* main's own section */
 		} else {
 			model_spawn(locker, NULL);

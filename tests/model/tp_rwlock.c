@@ -2,10 +2,10 @@
 /*
  * Model-check harness for the TP futex rwlock (docs/testing.md): plain
  * data the writer keeps equal, assert.  Built in the model build
- * (model_core.h).  Spin limit 1, no owner spin (but in variant 5).  Each
- * variant is one check reaching one path (two threads, one iteration
+ * (model_core.h).  Spin limit 1, no owner spin (but in variants 5 and 8).
+ * Each variant is one check reaching one path (two threads, one iteration
  * each; a third thread multiplies GenMC's work past any budget, unless
- * main orders the threads, as in variants 5 and 6):
+ * main orders the threads, as in variants 5 to 9):
  *   0  hand-off, writer and reader: the waiter (either one) asks for a
  *      hand-off at once, sets W|S and sleeps on the word; the writer's
  *      unlock grants it, or the last reader's SHARED_UNLOCK release does
@@ -17,7 +17,8 @@
  *      writer's unlock claimed it)
  *   4  reader grouping and writer preference: one writer, two readers
  *      (group leader and OSQ spinner) in any order -- test runs only, too
- *      big for the checker
+ *      big for the checker (over 150 s under RC11); variants 5 to 9 fix
+ *      parts of its interleavings
  *   5  reader grouping, ordered: main holds the write lock, starts a
  *      reader, waits until it holds the serial lock (the group leader,
  *      spinning as top waiter: an owner-spin budget that never runs out
@@ -35,18 +36,35 @@
  *      the writer (or frees the word for it, its request not yet seen),
  *      and the late reader gets the lock only after the writer's section
  *      (it sees writes == 1), by its own hand-off or on a free word
+ *   7  reader grouping, the leader asleep: as 5 with no owner spin: the
+ *      leader, top waiter, sets W|S and sleeps on the word at once,
+ *      marking itself asleep in rw->leader (the group disbands); main
+ *      unlocks once it sleeps, while the second reader, started once the
+ *      leader held the serial lock, runs free: it sees the leader asleep
+ *      at once, or while spinning in the group's OSQ, and queues alone on
+ *      the serial lock (or takes the read lock once the leader has it)
+ *   8  reader grouping, a hand-off pending: as 5 with the hand-off asked
+ *      at once: main starts the second reader once the leader has asked
+ *      (rw->handoff, then W) and unlocks once it spins in the OSQ, where
+ *      its read_try is refused while the request is pending; the unlock
+ *      grants the leader SH+1, and the spinner then joins it
+ *   9  a late writer against a sleeping top waiter: main holds the write
+ *      lock until a reader sleeps on the word (no owner spin, no
+ *      hand-off), then starts a writer and unlocks at once: the writer
+ *      steals the freed word before the woken reader takes it (which
+ *      sleeps again), or queues on the serial lock behind it
  * Mutation: the reader fast path's acquire made relaxed (checked on the
- * variants where a reader takes the lock through it: not 2, nor 6, whose
- * late reader only takes it as top waiter).  Wake mutation: the release's
- * wake of the sleeping top waiter dropped (variants 0 and 6; nobody sleeps
- * on the word in variant 5).
+ * variants where a reader takes the lock through it: not 2, nor 6 and 9,
+ * whose readers take it only as top waiter).  Wake mutation: the
+ * release's wake of the sleeping top waiter dropped (variants 0, 6, 7 and
+ * 9; nobody sleeps on the word in variants 5 and 8).
  *
  * GenMC options: the futex out of line (QC_MODEL_FUTEX_OUT_OF_LINE,
  * core/futex.c says why) and instruction caching off, as rwsem.c:
  * variant 0 then checks in 0.2 s instead of 10 s, and its wake mutant is
  * caught in 0.6 s instead of 73 s.
  *
- * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,5,6 mutants=0,1,3,5 wake-mutants=0,6
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,5,6,7,8,9 mutants=0,1,3,5,7,8 wake-mutants=0,6,7,9
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1
@@ -178,25 +196,91 @@ static void grouped(void)
 	model_await(qa_read(&rw.rosq) != 0);
 	write_section();
 	qlock_tp_rwlock_wrunlock(&rw);
-	model_join_all();
-	assert(writes == 1 && a == 1 && b == 1);
-	assert(rw.val == 0 && rw.serial == 0 && rw.handoff == 0 &&
-	       rw.nval == 0 && rw.leader == 0 && rw.rosq == 0);
+}
+
+/*
+ * Variant 7 (see the top): the group leader sleeps.  With no owner spin
+ * the leader, top waiter, sets W|S and sleeps on the word at once,
+ * marking itself asleep in rw->leader: the group disbands.  The second
+ * reader, started once the leader holds the serial lock, runs free: it
+ * spins in the group's OSQ until it sees the leader asleep, or finds it
+ * asleep at once, and queues alone on the serial lock; main unlocks once
+ * the leader sleeps.
+ */
+static void leader_sleeps(void)
+{
+	qlock_tp_rwlock_wrlock(&rw);
+	model_spawn(reader, NULL);
+	model_await(qa_read(&rw.serial) != 0);
+	model_spawn(reader, NULL);
+	model_await_asleep(1);
+	write_section();
+	qlock_tp_rwlock_wrunlock(&rw);
+}
+
+/*
+ * Variant 8 (see the top): a hand-off request pending in the group.  The
+ * leader, spinning as top waiter, asks for the hand-off at once (rw->
+ * handoff, then W); the second reader spins in the group's OSQ, refused
+ * while the request is pending; the unlock grants the leader SH+1 and the
+ * spinner then joins it.
+ */
+static void group_handoff(void)
+{
+	qlock_tp_rwlock_wrlock(&rw);
+	model_spawn(reader, NULL);
+	model_await(qa_read(&rw.val) & W);
+	model_spawn(reader, NULL);
+	model_await(qa_read(&rw.rosq) != 0);
+	write_section();
+	qlock_tp_rwlock_wrunlock(&rw);
+}
+
+/*
+ * Variant 9 (see the top): a writer against a sleeping top waiter.  Main
+ * holds the write lock until a reader sleeps on the word (top waiter,
+ * no owner spin, no hand-off), then starts a writer and unlocks at once:
+ * the writer races with the release and the reader's wake-up.
+ */
+static void late_writer(void)
+{
+	qlock_tp_rwlock_wrlock(&rw);
+	model_spawn(reader, NULL);
+	model_await_asleep(1);
+	model_spawn(writer, NULL);
+	write_section();
+	qlock_tp_rwlock_wrunlock(&rw);
 }
 
 int main(void)
 {
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
-	for_each_variant(variant, 7) {
+	for_each_variant(variant, 10) {
 		int writers = variant == 2 ? 2 : 1;
 
 		qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS,
-			       variant == 5 ? 1000000000 : 0);
+			       variant == 5 || variant == 8 ? 1000000000 : 0);
 		qlock_tune_set(QLOCK_TUNE_HANDOFF_NS,
-			       variant == 1 || variant == 5 ? 1000000000 : 0);
+			       variant == 1 || variant == 5 || variant == 7 ||
+					       variant == 9
+				       ? 1000000000 : 0);
 		a = b = writes = 0;
-		if (variant == 5) {
-			grouped();
+		if (variant == 5 || variant >= 7) {
+			int w = 1 + (variant == 9 ? ITERS : 0);
+
+			if (variant == 5)
+				grouped();
+			else if (variant == 7)
+				leader_sleeps();
+			else if (variant == 8)
+				group_handoff();
+			else
+				late_writer();
+			model_join_all();
+			assert(writes == w && a == w && b == w);
+			assert(rw.val == 0 && rw.serial == 0 &&
+			       rw.handoff == 0 && rw.nval == 0 &&
+			       rw.leader == 0 && rw.rosq == 0);
 			continue;
 		}
 		if (variant == 6) {

@@ -18,11 +18,23 @@
  *      and frees it at once: the woken waiter's last access to it must
  *      happen before destroy returns
  *   4  broadcast, two waiters (one woken, one requeued onto the serial
- *      word) -- test runs only, too big for the checker
- *   5  destroy after broadcast, two waiters -- test runs only
+ *      word) in any order -- test runs only, too big for the checker
+ *   5  destroy after broadcast, two waiters -- test runs only (see
+ *      docs/testing.md for what was tried)
+ *   6  broadcast to two sleepers, ordered: main starts a waiter, waits
+ *      until it sleeps on the condvar (synchronised with its sleep,
+ *      model_await_asleep_synced), starts a second, waits likewise, then
+ *      sets the flag under the mutex, unlocks and broadcasts: the
+ *      requeue wakes one and moves the other onto the mutex's free
+ *      serial word, which the broadcast takes with 2 and releases (a
+ *      wake of the requeued one); both re-take the mutex through its
+ *      waiter queue.  Spin limit 0 (6 and 7)
+ *   7  as 6 with the mutex's hand-off asked at once (HANDOFF_NS 0): the
+ *      relocking waiter that becomes top waiter asks for it
  * Mutation: the waiter's leaving decrement (its last access to the
  * condvar) made relaxed instead of release: destroy's acquire no longer
- * orders the waiter's accesses before the free (variant 3).  Under RC11
+ * orders the waiter's accesses before the free (variant 3; 6 and 7 have
+ * no destroy, and neither of the mutations reaches them).  Under RC11
  * only: GenMC 0.10.3 checks no access against a free under IMM (its
  * IMMChecker::checkErrors reports nothing), and a free racing with an
  * access is this mutation's only symptom (docs/testing.md).
@@ -33,7 +45,7 @@
  * past its SpinAssumePass (the mutex's slow paths inlined into the
  * condvar's).
  *
- * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3 mutants=3 mutant-models=rc11 wake-mutants=0
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,6,7 mutants=3 mutant-models=rc11 wake-mutants=0
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1
@@ -112,6 +124,14 @@ static void *waker(void *arg)
 	(void)arg;
 	qlock_tp_mutex_lock(&m);
 	ready = 1;
+	if (variant >= 6) {
+		/* The broadcast after the unlock (as POSIX allows): the
+		 * requeued waiter's serial word is free then.  Under the
+		 * mutex it ran 3 times the executions (18765 under RC11). */
+		qlock_tp_mutex_unlock(&m);
+		qlock_tp_cond_broadcast(c);
+		return NULL;
+	}
 	if (broadcasts())
 		qlock_tp_cond_broadcast(c);
 	else
@@ -124,21 +144,41 @@ static void *waker(void *arg)
 	return NULL;
 }
 
+/*
+ * Variants 6 and 7: main is the waker, once both waiters sleep on the
+ * condvar.  Straight-line code: a loop in main counts against -unroll.
+ */
+static void broadcast_to_sleepers(void)
+{
+	model_spawn(waiter, NULL);
+	model_await_asleep_synced(1);
+	model_spawn(waiter, NULL);
+	model_await_asleep_synced(2);
+	waker(NULL);
+}
+
 int main(void)
 {
-	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
 	qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS, 0);
-	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, HANDOFF_NS);
-	for_each_variant(variant, 6) {
+	for_each_variant(variant, 8) {
 		int waiters = variant >= 4 ? 2 : 1;
 
+		/* 6 and 7 without the serial lock's spin (fewer
+		 * executions). */
+		qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, variant >= 6 ? 0 : 1);
+		qlock_tune_set(QLOCK_TUNE_HANDOFF_NS,
+			       variant == 7 ? 0 : HANDOFF_NS);
 		c = malloc(sizeof(*c));
 		assert(c);
 		qlock_tp_cond_init(c);
 		ready = returned = timed_out = 0;
-		for (int i = 0; i < waiters; i++)
-			model_spawn(waiter, NULL);
-		model_spawn(waker, NULL);
+		if (variant >= 6) {
+			broadcast_to_sleepers();
+		} else {
+			for (int i = 0; i < waiters; i++)
+				model_spawn(waiter, NULL);
+			model_spawn(waker, NULL);
+		}
 		model_join_all();
 		assert(returned == waiters);
 		assert(qlock_tp_mutex_owner(&m) == 0);

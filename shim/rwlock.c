@@ -22,6 +22,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "lockdep.h"
 #include "lockstat.h"
 #include "shim.h"
 
@@ -234,12 +235,18 @@ static inline int rw_unlock(pthread_rwlock_t *r)
 
 EXPORT int pthread_rwlock_init(pthread_rwlock_t *r, const pthread_rwlockattr_t *a)
 {
-	return rwlock_init(r, a);
+	int err = rwlock_init(r, a);
+
+	if (qa_unlikely(shim_lockdep_on) && err == 0)
+		lockdep_init(r, LD_RWLOCK_WRITE, LOCKDEP_PC());
+	return err;
 }
 
 EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *r)
 {
 	ready();
+	if (qa_unlikely(shim_lockdep_on))
+		lockdep_destroy(r, LD_RWLOCK_WRITE, LOCKDEP_PC(), 0);
 	if (rwlock_glibc(r))
 		return real.pthread_rwlock_destroy(r);
 	return 0; /* as glibc: nothing to do, no check */
@@ -372,6 +379,8 @@ EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *r)
 {
 	if (rw_rdlock_fast(r))
 		return 0;
+	if (qa_unlikely(shim_lockdep_on))
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_BLOCK, rw_rdlock_general(r));
 	return rw_rdlock_general(r);
 }
 
@@ -380,6 +389,9 @@ EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *r)
 	if (rw_rdlock_fast(r))
 		return 0;
 	ready();
+	if (qa_unlikely(shim_lockdep_on))
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_TRY,
+				       rw_rdlock(r, 1, CLOCK_REALTIME, NULL));
 	return rw_rdlock(r, 1, CLOCK_REALTIME, NULL);
 }
 
@@ -387,6 +399,9 @@ EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *r,
 				      const struct timespec *abs)
 {
 	ready();
+	if (qa_unlikely(shim_lockdep_on))
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_TIMED,
+				       rw_rdlock(r, 2, CLOCK_REALTIME, abs));
 	return rw_rdlock(r, 2, CLOCK_REALTIME, abs);
 }
 
@@ -394,6 +409,8 @@ EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *r, clockid_t clk,
 				      const struct timespec *abs)
 {
 	ready();
+	if (qa_unlikely(shim_lockdep_on))
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_TIMED, rw_rdlock(r, 2, clk, abs));
 	return rw_rdlock(r, 2, clk, abs);
 }
 
@@ -411,6 +428,8 @@ EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *r)
 {
 	if (rw_wrlock_fast(r))
 		return 0;
+	if (qa_unlikely(shim_lockdep_on))
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_BLOCK, rw_wrlock_general(r));
 	return rw_wrlock_general(r);
 }
 
@@ -419,6 +438,9 @@ EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *r)
 	if (rw_wrlock_fast(r))
 		return 0;
 	ready();
+	if (qa_unlikely(shim_lockdep_on))
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_TRY,
+				       rw_wrlock(r, 1, CLOCK_REALTIME, NULL));
 	return rw_wrlock(r, 1, CLOCK_REALTIME, NULL);
 }
 
@@ -426,6 +448,9 @@ EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *r,
 				      const struct timespec *abs)
 {
 	ready();
+	if (qa_unlikely(shim_lockdep_on))
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_TIMED,
+				       rw_wrlock(r, 2, CLOCK_REALTIME, abs));
 	return rw_wrlock(r, 2, CLOCK_REALTIME, abs);
 }
 
@@ -433,6 +458,8 @@ EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *r, clockid_t clk,
 				      const struct timespec *abs)
 {
 	ready();
+	if (qa_unlikely(shim_lockdep_on))
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_TIMED, rw_wrlock(r, 2, clk, abs));
 	return rw_wrlock(r, 2, clk, abs);
 }
 
@@ -446,6 +473,8 @@ EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *r)
 {
 	if (rw_unlock_fast(r))
 		return 0;
+	if (qa_unlikely(shim_lockdep_on))
+		lockdep_release(r, LD_RWLOCK_WRITE, LOCKDEP_PC());
 	return rw_unlock_general(r);
 }
 

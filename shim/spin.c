@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 
+#include "lockdep.h"
 #include "lockstat.h"
 #include "shim.h"
 
@@ -16,6 +17,8 @@ static inline qlock_spinlock_t *QS(pthread_spinlock_t *s)
 EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 {
 	ready();
+	if (qa_unlikely(shim_lockdep_on))
+		lockdep_init(s, LD_SPIN, LOCKDEP_PC());
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_init(s, pshared);
 	qlock_spin_init(QS(s));
@@ -24,13 +27,13 @@ EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 
 EXPORT int pthread_spin_destroy(pthread_spinlock_t *s)
 {
-	(void)s;
+	if (qa_unlikely(shim_lockdep_on))
+		lockdep_destroy(s, LD_SPIN, LOCKDEP_PC(), 0);
 	return 0;
 }
 
-EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
+static int spin_lock(pthread_spinlock_t *s)
 {
-	ready();
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_lock(s);
 	if (qa_unlikely(shim_stats_on))
@@ -41,17 +44,34 @@ EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 	return 0;
 }
 
-EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
+EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 {
 	ready();
+	if (qa_unlikely(shim_lockdep_on))
+		return LOCKDEP_ACQUIRE(s, LD_SPIN, LD_BLOCK, spin_lock(s));
+	return spin_lock(s);
+}
+
+static int spin_trylock(pthread_spinlock_t *s)
+{
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_trylock(s);
 	return shim_qs_trylock(QS(s)) ? 0 : EBUSY;
 }
 
+EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
+{
+	ready();
+	if (qa_unlikely(shim_lockdep_on))
+		return LOCKDEP_ACQUIRE(s, LD_SPIN, LD_TRY, spin_trylock(s));
+	return spin_trylock(s);
+}
+
 EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 {
 	ready();
+	if (qa_unlikely(shim_lockdep_on))
+		lockdep_release(s, LD_SPIN, LOCKDEP_PC());
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_unlock(s);
 	qlock_spin_unlock(QS(s));

@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "shim.h"
+
 /* What is being taken (the rwlock's two modes share its class). */
 enum ld_obj {
 	LD_MUTEX,
@@ -68,6 +70,10 @@ struct ld_thread {
 
 extern bool shim_lockdep_on;
 void shim_lockdep_setup(void);
+
+/* Is lockdep on?  Sets the shim up first, so that the very first lock
+ * call of a process (often in a library's constructor) is tracked too. */
+#define LOCKDEP_ON() (ready(), qa_unlikely(qa_read(&shim_lockdep_on)))
 
 /* Every thread record (in use: tid != 0); NULL while lockdep is off. */
 struct ld_thread *lockdep_threads(void);

@@ -149,7 +149,7 @@ EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
 	int err = mutex_init(m, a);
 
-	if (qa_unlikely(shim_lockdep_on) && err == 0)
+	if (LOCKDEP_ON() && err == 0)
 		lockdep_init(m, LD_MUTEX, LOCKDEP_PC());
 	return err;
 }
@@ -158,7 +158,7 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 {
 	int err = mutex_destroy(m);
 
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		lockdep_destroy(m, LD_MUTEX, LOCKDEP_PC(), err);
 	return err;
 }
@@ -234,7 +234,7 @@ EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	if (mutex_lock_fast(m))
 		return 0;
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		return LOCKDEP_ACQUIRE(m, LD_MUTEX, LD_BLOCK, mutex_lock_general(m));
 	return mutex_lock_general(m);
 }
@@ -244,7 +244,7 @@ EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 	if (mutex_lock_fast(m))
 		return 0;
 	ready();
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		return LOCKDEP_ACQUIRE(m, LD_MUTEX, LD_TRY,
 				       mutex_acquire(m, 1, CLOCK_REALTIME, NULL));
 	return mutex_acquire(m, 1, CLOCK_REALTIME, NULL);
@@ -254,7 +254,7 @@ EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m,
 				   const struct timespec *abs)
 {
 	ready();
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		return LOCKDEP_ACQUIRE(m, LD_MUTEX, LD_TIMED,
 				       mutex_acquire(m, 2, CLOCK_REALTIME, abs));
 	return mutex_acquire(m, 2, CLOCK_REALTIME, abs);
@@ -264,7 +264,7 @@ EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
 				   const struct timespec *abs)
 {
 	ready();
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		return LOCKDEP_ACQUIRE(m, LD_MUTEX, LD_TIMED, mutex_acquire(m, 2, clk, abs));
 	return mutex_acquire(m, 2, clk, abs);
 }
@@ -274,7 +274,7 @@ EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 	if (mutex_unlock_fast(m))
 		return 0;
 	ready();
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		lockdep_release(m, LD_MUTEX, LOCKDEP_PC());
 	return mutex_release(m);
 }

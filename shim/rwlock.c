@@ -237,7 +237,7 @@ EXPORT int pthread_rwlock_init(pthread_rwlock_t *r, const pthread_rwlockattr_t *
 {
 	int err = rwlock_init(r, a);
 
-	if (qa_unlikely(shim_lockdep_on) && err == 0)
+	if (LOCKDEP_ON() && err == 0)
 		lockdep_init(r, LD_RWLOCK_WRITE, LOCKDEP_PC());
 	return err;
 }
@@ -245,7 +245,7 @@ EXPORT int pthread_rwlock_init(pthread_rwlock_t *r, const pthread_rwlockattr_t *
 EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *r)
 {
 	ready();
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		lockdep_destroy(r, LD_RWLOCK_WRITE, LOCKDEP_PC(), 0);
 	if (rwlock_glibc(r))
 		return real.pthread_rwlock_destroy(r);
@@ -379,7 +379,7 @@ EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *r)
 {
 	if (rw_rdlock_fast(r))
 		return 0;
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_BLOCK, rw_rdlock_general(r));
 	return rw_rdlock_general(r);
 }
@@ -389,7 +389,7 @@ EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *r)
 	if (rw_rdlock_fast(r))
 		return 0;
 	ready();
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_TRY,
 				       rw_rdlock(r, 1, CLOCK_REALTIME, NULL));
 	return rw_rdlock(r, 1, CLOCK_REALTIME, NULL);
@@ -399,7 +399,7 @@ EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *r,
 				      const struct timespec *abs)
 {
 	ready();
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_TIMED,
 				       rw_rdlock(r, 2, CLOCK_REALTIME, abs));
 	return rw_rdlock(r, 2, CLOCK_REALTIME, abs);
@@ -409,7 +409,7 @@ EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *r, clockid_t clk,
 				      const struct timespec *abs)
 {
 	ready();
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_TIMED, rw_rdlock(r, 2, clk, abs));
 	return rw_rdlock(r, 2, clk, abs);
 }
@@ -428,7 +428,7 @@ EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *r)
 {
 	if (rw_wrlock_fast(r))
 		return 0;
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_BLOCK, rw_wrlock_general(r));
 	return rw_wrlock_general(r);
 }
@@ -438,7 +438,7 @@ EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *r)
 	if (rw_wrlock_fast(r))
 		return 0;
 	ready();
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_TRY,
 				       rw_wrlock(r, 1, CLOCK_REALTIME, NULL));
 	return rw_wrlock(r, 1, CLOCK_REALTIME, NULL);
@@ -448,7 +448,7 @@ EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *r,
 				      const struct timespec *abs)
 {
 	ready();
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_TIMED,
 				       rw_wrlock(r, 2, CLOCK_REALTIME, abs));
 	return rw_wrlock(r, 2, CLOCK_REALTIME, abs);
@@ -458,7 +458,7 @@ EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *r, clockid_t clk,
 				      const struct timespec *abs)
 {
 	ready();
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_TIMED, rw_wrlock(r, 2, clk, abs));
 	return rw_wrlock(r, 2, clk, abs);
 }
@@ -473,7 +473,7 @@ EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *r)
 {
 	if (rw_unlock_fast(r))
 		return 0;
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		lockdep_release(r, LD_RWLOCK_WRITE, LOCKDEP_PC());
 	return rw_unlock_general(r);
 }

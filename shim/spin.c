@@ -17,7 +17,7 @@ static inline qlock_spinlock_t *QS(pthread_spinlock_t *s)
 EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 {
 	ready();
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		lockdep_init(s, LD_SPIN, LOCKDEP_PC());
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_init(s, pshared);
@@ -27,7 +27,7 @@ EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 
 EXPORT int pthread_spin_destroy(pthread_spinlock_t *s)
 {
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		lockdep_destroy(s, LD_SPIN, LOCKDEP_PC(), 0);
 	return 0;
 }
@@ -47,7 +47,7 @@ static int spin_lock(pthread_spinlock_t *s)
 EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 {
 	ready();
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		return LOCKDEP_ACQUIRE(s, LD_SPIN, LD_BLOCK, spin_lock(s));
 	return spin_lock(s);
 }
@@ -62,7 +62,7 @@ static int spin_trylock(pthread_spinlock_t *s)
 EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
 {
 	ready();
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		return LOCKDEP_ACQUIRE(s, LD_SPIN, LD_TRY, spin_trylock(s));
 	return spin_trylock(s);
 }
@@ -70,7 +70,7 @@ EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
 EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 {
 	ready();
-	if (qa_unlikely(shim_lockdep_on))
+	if (LOCKDEP_ON())
 		lockdep_release(s, LD_SPIN, LOCKDEP_PC());
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_unlock(s);

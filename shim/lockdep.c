@@ -437,7 +437,9 @@ static uint32_t ld_class_get(uintptr_t key, enum ld_origin o, enum ld_type t)
 static struct ld_inst *ld_inst_slot(const void *lock, bool claim)
 {
 	static bool full;
-	uint32_t i = (uint32_t)(ld_mix((uintptr_t)lock) >> 20) & (LD_INST_SLOTS - 1);
+	/* one multiply: the hot path's look-up (Fibonacci hashing) */
+	uint32_t i = (uint32_t)(((uintptr_t)lock >> 3) * 0x9e3779b97f4a7c15ull >> 40) &
+		     (LD_INST_SLOTS - 1);
 
 	for (int n = 0; n < LD_PROBES; n++, i = (i + 1) & (LD_INST_SLOTS - 1)) {
 		struct ld_inst *e = &A->inst[i];

@@ -742,6 +742,34 @@ static void ld_check_deps(struct ld_thread *t, uint32_t cls, enum ld_obj obj,
 
 /* ---- the hooks ------------------------------------------------------------ */
 
+/* Drop held entry i, re-hashing the chain of the entries above it. */
+static void ld_remove(struct ld_thread *t, int i)
+{
+	uint32_t d = t->depth;
+	uint64_t chain = t->held[i].chain;
+
+	for (uint32_t j = (uint32_t)i; j + 1 < d; j++) {
+		t->held[j] = t->held[j + 1];
+		t->held[j].chain = chain;
+		chain = ld_chain_add(chain, t->held[j].cls,
+				     ld_hold_of((enum ld_obj)t->held[j].obj));
+	}
+	t->chain = chain;
+	qa_write_release(&t->depth, d - 1); /* see lockdep_acquire_post() */
+}
+
+/* A mutex or spinlock this thread's stack says it holds is free: another
+ * thread unlocked it (reported there).  Its first word is 0 when free, for
+ * the shim's algorithms and glibc's alike (shim.h). */
+static bool ld_stale(const void *lock, enum ld_obj obj)
+{
+	if (obj == LD_MUTEX)
+		return qa_read(&((const struct qm *)lock)->word[0]) == 0;
+	if (obj == LD_SPIN)
+		return qa_read((const volatile int *)lock) == 0;
+	return false;
+}
+
 static int ld_find_held(const struct ld_thread *t, const void *lock)
 {
 	for (int i = (int)t->depth - 1; i >= 0; i--)
@@ -805,6 +833,10 @@ void lockdep_acquire_pre(struct ld_acq *a, const volatile void *vlock, enum ld_o
 	a->recurse = -1;
 
 	int i = ld_find_held(t, lock);
+	if (i >= 0 && ld_stale(lock, obj)) {
+		ld_remove(t, i);
+		i = -1;
+	}
 	if (i >= 0) {
 		enum ld_obj held = (enum ld_obj)t->held[i].obj;
 
@@ -953,21 +985,10 @@ void lockdep_release(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
 				       "unlock of a lock nobody locked", -1);
 		goto out;
 	}
-	struct ld_held *h = &t->held[i];
-	if (h->count > 1) {
-		h->count--;
-		goto out;
-	}
-	uint32_t d = t->depth;
-	uint64_t chain = h->chain;
-	for (uint32_t j = (uint32_t)i; j + 1 < d; j++) {
-		t->held[j] = t->held[j + 1];
-		t->held[j].chain = chain;
-		chain = ld_chain_add(chain, t->held[j].cls,
-				     ld_hold_of((enum ld_obj)t->held[j].obj));
-	}
-	t->chain = chain;
-	qa_write_release(&t->depth, d - 1);
+	if (t->held[i].count > 1)
+		t->held[i].count--;
+	else
+		ld_remove(t, i);
 out:
 	ld_busy = 0;
 }

@@ -141,6 +141,26 @@ static NOINLINE void unlock_unheld(void)
 	(void)pthread_mutex_unlock(&ma); /* not held: glibc returns 0 */
 }
 
+static void *unlock_a(void *arg)
+{
+	(void)arg;
+	(void)pthread_mutex_unlock(&ma); /* another thread's: reported */
+	return NULL;
+}
+
+/* Unlocked by another thread, then locked again by its first owner: one
+ * report (the foreign unlock), not a self-deadlock. */
+static NOINLINE void foreign_unlock(void)
+{
+	pthread_t t;
+
+	check(pthread_mutex_lock(&ma), "lock a");
+	check(pthread_create(&t, NULL, unlock_a, NULL), "create");
+	check(pthread_join(t, NULL), "join");
+	check(pthread_mutex_lock(&ma), "lock a again");
+	check(pthread_mutex_unlock(&ma), "unlock a");
+}
+
 static NOINLINE void destroy_held(void)
 {
 	pthread_mutex_t m;
@@ -253,6 +273,8 @@ int main(int argc, char **argv)
 		self_deadlock();
 	else if (strcmp(c, "unlock") == 0)
 		unlock_unheld();
+	else if (strcmp(c, "foreign") == 0)
+		foreign_unlock();
 	else if (strcmp(c, "destroy") == 0)
 		destroy_held();
 	else if (strcmp(c, "rwread") == 0)
@@ -260,7 +282,7 @@ int main(int argc, char **argv)
 	else if (strcmp(c, "clean") == 0)
 		clean();
 	else {
-		fprintf(stderr, "usage: lockdep abba|cycle3|static|trylock|self|unlock|destroy|rwread|clean\n");
+		fprintf(stderr, "usage: lockdep abba|cycle3|static|trylock|self|unlock|foreign|destroy|rwread|clean\n");
 		return 2;
 	}
 	printf("%s: done\n", c);

@@ -78,6 +78,10 @@ if run unlock; then
 	count unlock "unlock of a lock this thread does not hold" 1
 	site unlock unlock_unheld
 fi
+if run foreign; then
+	count foreign "unlock of a lock this thread does not hold" 1
+	count foreign "self-deadlock" 0
+fi
 if run destroy; then
 	count destroy "destroy of a lock this thread holds" 2
 	has destroy "mutex" "mutex initialised at"

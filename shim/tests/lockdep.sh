@@ -82,6 +82,10 @@ if run foreign; then
 	count foreign "unlock of a lock this thread does not hold" 1
 	count foreign "self-deadlock" 0
 fi
+if run deep; then
+	count deep "more than 48 locks held" 1
+	count deep "^qlock-lockdep: " 2 # that and the summary
+fi
 if run destroy; then
 	count destroy "destroy of a lock this thread holds" 2
 	has destroy "mutex" "mutex initialised at"

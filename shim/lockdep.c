@@ -1044,7 +1044,7 @@ static void ld_summary(void)
 	char msg[256];
 	int n = snprintf(msg, sizeof msg,
 			 "qlock-lockdep: %u lock classes, %u dependencies, %llu lock "
-			 "chains checked; %llu problems reported (pid %d)\n",
+			 "chains checked; problems reported: %llu (pid %d)\n",
 			 qa_read(&ld_nclasses) - 1, qa_read(&ld_nedges) - 1,
 			 (unsigned long long)qa_read(&ld_nchains),
 			 (unsigned long long)qa_read(&ld_nreports), (int)getpid());

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lockdep.h"
 #include "shim.h"
 
 struct shim_real real;
@@ -167,10 +168,12 @@ void shim_setup(void)
 	shim_fork_setup();
 	(void)pthread_atfork(NULL, NULL, shim_atfork_child);
 	shim_stats_setup();
-	qa_write(&shim_mutex_fast, shim_malg == MALG_TP && !shim_stats_on);
+	shim_lockdep_setup();
+	qa_write(&shim_mutex_fast, shim_malg == MALG_TP && !shim_stats_on &&
+					   !shim_lockdep_on);
 	qa_write(&shim_rwlock_fast, (shim_ralg == RALG_TP ||
 				     shim_ralg == RALG_QRWLOCK) &&
-					    !shim_stats_on);
+					    !shim_stats_on && !shim_lockdep_on);
 	qa_write_release(&shim_state, 2);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/misuse.h"
+#include "lockdep.h"
 #include "lockstat.h"
 #include "shim.h"
 #include "symbolize.h"
@@ -147,12 +148,20 @@ int mutex_release(pthread_mutex_t *m)
 
 EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
-	return mutex_init(m, a);
+	int err = mutex_init(m, a);
+
+	if (LOCKDEP_ON() && err == 0)
+		lockdep_init(m, LD_MUTEX, LOCKDEP_PC());
+	return err;
 }
 
 EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 {
-	return mutex_destroy(m);
+	int err = mutex_destroy(m);
+
+	if (LOCKDEP_ON())
+		lockdep_destroy(m, LD_MUTEX, LOCKDEP_PC(), err);
+	return err;
 }
 
 /*
@@ -226,6 +235,9 @@ EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	if (mutex_lock_fast(m))
 		return 0;
+	if (LOCKDEP_ON())
+		return LOCKDEP_ACQUIRE(m, LD_MUTEX, LD_BLOCK,
+				       mutex_lock_general(m, SHIM_CALLER()));
 	return mutex_lock_general(m, SHIM_CALLER());
 }
 
@@ -234,6 +246,9 @@ EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 	if (mutex_lock_fast(m))
 		return 0;
 	ready();
+	if (LOCKDEP_ON())
+		return LOCKDEP_ACQUIRE(m, LD_MUTEX, LD_TRY,
+				       mutex_acquire(m, 1, CLOCK_REALTIME, NULL));
 	return mutex_acquire(m, 1, CLOCK_REALTIME, NULL);
 }
 
@@ -241,6 +256,9 @@ EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m,
 				   const struct timespec *abs)
 {
 	ready();
+	if (LOCKDEP_ON())
+		return LOCKDEP_ACQUIRE(m, LD_MUTEX, LD_TIMED,
+				       mutex_acquire(m, 2, CLOCK_REALTIME, abs));
 	return mutex_acquire(m, 2, CLOCK_REALTIME, abs);
 }
 
@@ -248,6 +266,8 @@ EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
 				   const struct timespec *abs)
 {
 	ready();
+	if (LOCKDEP_ON())
+		return LOCKDEP_ACQUIRE(m, LD_MUTEX, LD_TIMED, mutex_acquire(m, 2, clk, abs));
 	return mutex_acquire(m, 2, clk, abs);
 }
 
@@ -256,6 +276,8 @@ EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 	if (mutex_unlock_fast(m))
 		return 0;
 	ready();
+	if (LOCKDEP_ON())
+		lockdep_release(m, LD_MUTEX, LOCKDEP_PC());
 	if (qa_unlikely(shim_stats_on))
 		lockstat_release(m);
 	return mutex_release(m);

@@ -22,6 +22,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "lockdep.h"
 #include "lockstat.h"
 #include "shim.h"
 #include "symbolize.h"
@@ -236,12 +237,18 @@ static inline int rw_unlock(pthread_rwlock_t *r)
 
 EXPORT int pthread_rwlock_init(pthread_rwlock_t *r, const pthread_rwlockattr_t *a)
 {
-	return rwlock_init(r, a);
+	int err = rwlock_init(r, a);
+
+	if (LOCKDEP_ON() && err == 0)
+		lockdep_init(r, LD_RWLOCK_WRITE, LOCKDEP_PC());
+	return err;
 }
 
 EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *r)
 {
 	ready();
+	if (LOCKDEP_ON())
+		lockdep_destroy(r, LD_RWLOCK_WRITE, LOCKDEP_PC(), 0);
 	if (rwlock_glibc(r))
 		return real.pthread_rwlock_destroy(r);
 	return 0; /* as glibc: nothing to do, no check */
@@ -374,6 +381,9 @@ EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *r)
 {
 	if (rw_rdlock_fast(r))
 		return 0;
+	if (LOCKDEP_ON())
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_BLOCK,
+				       rw_rdlock_general(r, SHIM_CALLER()));
 	return rw_rdlock_general(r, SHIM_CALLER());
 }
 
@@ -382,6 +392,9 @@ EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *r)
 	if (rw_rdlock_fast(r))
 		return 0;
 	ready();
+	if (LOCKDEP_ON())
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_TRY,
+				       rw_rdlock(r, 1, CLOCK_REALTIME, NULL));
 	return rw_rdlock(r, 1, CLOCK_REALTIME, NULL);
 }
 
@@ -389,6 +402,9 @@ EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *r,
 				      const struct timespec *abs)
 {
 	ready();
+	if (LOCKDEP_ON())
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_TIMED,
+				       rw_rdlock(r, 2, CLOCK_REALTIME, abs));
 	return rw_rdlock(r, 2, CLOCK_REALTIME, abs);
 }
 
@@ -396,6 +412,8 @@ EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *r, clockid_t clk,
 				      const struct timespec *abs)
 {
 	ready();
+	if (LOCKDEP_ON())
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_TIMED, rw_rdlock(r, 2, clk, abs));
 	return rw_rdlock(r, 2, clk, abs);
 }
 
@@ -413,6 +431,9 @@ EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *r)
 {
 	if (rw_wrlock_fast(r))
 		return 0;
+	if (LOCKDEP_ON())
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_BLOCK,
+				       rw_wrlock_general(r, SHIM_CALLER()));
 	return rw_wrlock_general(r, SHIM_CALLER());
 }
 
@@ -421,6 +442,9 @@ EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *r)
 	if (rw_wrlock_fast(r))
 		return 0;
 	ready();
+	if (LOCKDEP_ON())
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_TRY,
+				       rw_wrlock(r, 1, CLOCK_REALTIME, NULL));
 	return rw_wrlock(r, 1, CLOCK_REALTIME, NULL);
 }
 
@@ -428,6 +452,9 @@ EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *r,
 				      const struct timespec *abs)
 {
 	ready();
+	if (LOCKDEP_ON())
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_TIMED,
+				       rw_wrlock(r, 2, CLOCK_REALTIME, abs));
 	return rw_wrlock(r, 2, CLOCK_REALTIME, abs);
 }
 
@@ -435,6 +462,8 @@ EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *r, clockid_t clk,
 				      const struct timespec *abs)
 {
 	ready();
+	if (LOCKDEP_ON())
+		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_TIMED, rw_wrlock(r, 2, clk, abs));
 	return rw_wrlock(r, 2, clk, abs);
 }
 
@@ -450,6 +479,8 @@ EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *r)
 {
 	if (rw_unlock_fast(r))
 		return 0;
+	if (LOCKDEP_ON())
+		lockdep_release(r, LD_RWLOCK_WRITE, LOCKDEP_PC());
 	return rw_unlock_general(r);
 }
 

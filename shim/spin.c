@@ -35,6 +35,7 @@
 #include <errno.h>
 
 #include "core/misuse.h"
+#include "lockdep.h"
 #include "lockstat.h"
 #include "shim.h"
 #include "symbolize.h"
@@ -111,6 +112,8 @@ static inline void spin_lock(pthread_spinlock_t *s)
 EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 {
 	ready();
+	if (LOCKDEP_ON())
+		lockdep_init(s, LD_SPIN, LOCKDEP_PC());
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_init(s, pshared);
 	if (pshared == PTHREAD_PROCESS_SHARED)
@@ -122,13 +125,14 @@ EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 
 EXPORT int pthread_spin_destroy(pthread_spinlock_t *s)
 {
-	(void)s;
+	if (LOCKDEP_ON())
+		lockdep_destroy(s, LD_SPIN, LOCKDEP_PC(), 0);
 	return 0;
 }
 
-EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
+/* Inline into the entry point, so that SHIM_CALLER() is its caller. */
+static inline __attribute__((always_inline)) int spin_lock_entry(pthread_spinlock_t *s)
 {
-	ready();
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_lock(s);
 	if (qa_unlikely(shim_stats_on))
@@ -138,17 +142,34 @@ EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 	return 0;
 }
 
-EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
+EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 {
 	ready();
+	if (LOCKDEP_ON())
+		return LOCKDEP_ACQUIRE(s, LD_SPIN, LD_BLOCK, spin_lock_entry(s));
+	return spin_lock_entry(s);
+}
+
+static inline __attribute__((always_inline)) int spin_trylock_entry(pthread_spinlock_t *s)
+{
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_trylock(s);
 	return spin_trylock(s) ? 0 : EBUSY;
 }
 
+EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
+{
+	ready();
+	if (LOCKDEP_ON())
+		return LOCKDEP_ACQUIRE(s, LD_SPIN, LD_TRY, spin_trylock_entry(s));
+	return spin_trylock_entry(s);
+}
+
 EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 {
 	ready();
+	if (LOCKDEP_ON())
+		lockdep_release(s, LD_SPIN, LOCKDEP_PC());
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_unlock(s);
 	if (qa_unlikely(shim_stats_on))

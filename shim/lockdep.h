@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Lock-order checking for unmodified programs (QLOCK_LOCKDEP, qlock-run
+ * --lockdep), in the spirit of the kernel's lockdep.  See lockdep.c for
+ * the design and docs/lockdep.md for the reports.
+ *
+ * Off, it costs the entry points one predictable branch on
+ * shim_lockdep_on (the drop-in's inline fast paths are then off too, as
+ * with the statistics, so every lock call reaches its hook).
+ *
+ * Held-lock stacks (for the deadlock watchdog and any other reader in
+ * the shim): every thread that takes a lock while lockdep is on has a
+ * struct ld_thread, all of them on the list lockdep_threads() returns.
+ * A record's owner thread alone writes it; a reader on another thread
+ * reads `depth` with acquire and then held[0 .. depth-1]: an entry is
+ * filled before the depth that covers it is published (release), so a
+ * reader sees whole entries, possibly of a stack that has moved on by
+ * then (read twice and compare to get a stable picture).
+ */
+#ifndef QLOCK_SHIM_LOCKDEP_H
+#define QLOCK_SHIM_LOCKDEP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "shim.h"
+
+/* What is being taken (the rwlock's two modes share its class). */
+enum ld_obj {
+	LD_MUTEX,
+	LD_RWLOCK_READ,
+	LD_RWLOCK_WRITE,
+	LD_SPIN,
+	LD_NR_OBJ
+};
+
+/* How: the shim's modes (0 block, 1 try, 2 timed). */
+#define LD_BLOCK 0
+#define LD_TRY 1
+#define LD_TIMED 2
+
+#define LD_MAX_DEPTH 48 /* held locks tracked per thread, as the kernel's */
+
+/* Mode a lock is held in, and the mode an acquisition waits in. */
+#define LD_HOLD_W 0  /* exclusive: mutex, spinlock, write lock */
+#define LD_HOLD_R 1  /* read lock */
+#define LD_WAIT_W 0  /* exclusive acquisition */
+#define LD_WAIT_R 1  /* read lock of a writer-preferring rwlock: waits behind queued writers */
+#define LD_WAIT_RR 2 /* read lock of a reader-preferring rwlock: waits only for a writer */
+
+struct ld_held {
+	const void *lock;  /* the pthread object */
+	uintptr_t pc;      /* return address of the call that took it */
+	uint64_t chain;    /* chain key of the entries below this one */
+	uint32_t cls;      /* lock class (index; 0 = none) */
+	uint16_t count;    /* recursive acquisitions (mutex, read lock) */
+	uint8_t obj;       /* enum ld_obj */
+	uint8_t trylock;   /* taken with a trylock */
+};
+
+struct ld_thread {
+	struct ld_held held[LD_MAX_DEPTH];
+	uint32_t depth;             /* published with release (see above) */
+	int32_t tid;                /* gettid(), 0 = record free */
+	uint64_t chain;             /* chain key of the whole stack */
+	bool lost;                  /* overflowed: unlocks may be untracked */
+	bool linked;                /* on the list */
+	struct ld_thread *next;     /* lockdep_threads() list, never unlinked */
+};
+
+extern bool shim_lockdep_on;
+void shim_lockdep_setup(void);
+
+/* Is lockdep on?  Sets the shim up first, so that the very first lock
+ * call of a process (often in a library's constructor) is tracked too. */
+#define LOCKDEP_ON() (ready(), qa_unlikely(qa_read(&shim_lockdep_on)))
+
+/* Every thread record (in use: tid != 0); NULL while lockdep is off. */
+struct ld_thread *lockdep_threads(void);
+/* The class of a held entry, described ("mutex created at f (x.c:3)"). */
+void lockdep_class_name(uint32_t cls, char *buf, unsigned long len);
+
+/* The hooks, called from the entry points when shim_lockdep_on. */
+struct ld_acq {
+	struct ld_thread *t;  /* NULL: not tracked */
+	const void *lock;
+	uintptr_t pc;
+	uint32_t cls;
+	int recurse;          /* index of the held entry re-taken, or -1 */
+	uint8_t obj, mode;
+};
+void lockdep_acquire_pre(struct ld_acq *a, const volatile void *vlock, enum ld_obj obj,
+			 int mode, uintptr_t pc);
+void lockdep_acquire_post(struct ld_acq *a, int err);
+void lockdep_release(const volatile void *vlock, enum ld_obj obj, uintptr_t pc);
+void lockdep_init(const volatile void *vlock, enum ld_obj obj, uintptr_t pc);
+/* After the destroy call, which answered err (the class is kept on EBUSY). */
+void lockdep_destroy(const volatile void *vlock, enum ld_obj obj, uintptr_t pc, int err);
+
+#define LOCKDEP_PC() ((uintptr_t)__builtin_return_address(0))
+
+/* Take `lock` through `call` (an expression giving 0 or an error), with
+ * the checks before and the held-stack push after. */
+#define LOCKDEP_ACQUIRE(lock, obj, mode, call) __extension__({              \
+	struct ld_acq ld_a_;                                                 \
+	lockdep_acquire_pre(&ld_a_, (lock), (obj), (mode), LOCKDEP_PC());    \
+	int ld_err_ = (call);                                                \
+	lockdep_acquire_post(&ld_a_, ld_err_);                               \
+	ld_err_;                                                             \
+})
+
+#endif /* QLOCK_SHIM_LOCKDEP_H */

@@ -314,6 +314,46 @@ static inline bool ra_tryrdlock_unfair(void *s)
 	}
 }
 
+/* A reader that already holds the lock reads again: past waiting writers
+ * (who wait for it anyway), never past one that holds the lock. */
+static inline bool ra_tryrdlock_recursive(void *s)
+{
+	switch (shim_ralg) {
+#ifdef SHIM_WITH_RWSEM
+	case RALG_RWSEM:
+		return qlock_down_read_trylock_unfair((qlock_rwsem_t *)s);
+#endif
+	default:
+		return ra_tryrdlock_unfair(s);
+	}
+}
+
+/* The reader count is at the algorithm's limit (a snapshot): a reader
+ * that finds the lock refused gets EAGAIN, as from glibc past its own. */
+static inline bool ra_readers_full(void *s)
+{
+	switch (shim_ralg) {
+#ifdef SHIM_WITH_QRWLOCK
+	case RALG_QRWLOCK:
+		return qlock_rwlock_readers((qlock_rwlock_t *)s) >=
+		       QLOCK_RWLOCK_MAX_READERS;
+#endif
+#ifdef SHIM_WITH_RWSEM
+	case RALG_RWSEM:
+		return qlock_rwsem_readers((qlock_rwsem_t *)s) >=
+		       QLOCK_RWSEM_MAX_READERS;
+#endif
+#ifdef SHIM_WITH_TP
+	case RALG_TP:
+		return qlock_tp_rwlock_readers((qlock_tp_rwlock_t *)s) >=
+		       QLOCK_TP_RWLOCK_MAX_READERS;
+#endif
+	default:
+		(void)s;
+		return false;
+	}
+}
+
 static inline int ra_timedrdlock(void *s, clockid_t clk,
 				 const struct timespec *abs)
 {

@@ -16,6 +16,21 @@
  * (ra_tryrdlock_unfair), polling while a writer holds it.  Only the
  * algorithms that can admit a reader past waiting writers do this (qrwlock, TP).
  * Who is realtime is asked only on the slow path.
+ *
+ * Recursive readers: a thread that holds the lock for reading and reads
+ * again is let in past waiting writers (ra_tryrdlock_recursive), as
+ * glibc does for its default kind and for PREFER_WRITER_NP: the writers
+ * wait for that thread anyway, so queueing it behind them would deadlock.
+ * Only PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP queues it (and may
+ * deadlock, as in glibc).  Readers that hold nothing keep the algorithm's
+ * writer preference.  Each thread keeps the read locks it holds in a
+ * small table (rd_held, below), filled on every read lock and emptied on
+ * every read unlock, fast paths included.
+ *
+ * Reader count limit: every algorithm refuses a reader past its maximum
+ * (QLOCK_RWLOCK_MAX_READERS, QLOCK_RWSEM_MAX_READERS,
+ * QLOCK_TP_RWLOCK_MAX_READERS) rather than let the count wrap; the
+ * drop-in answers EAGAIN, as glibc past its own limit.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -122,6 +137,69 @@ static int rt_rdlock(struct qrw *q, int prio, int mode, clockid_t clk,
 	}
 }
 
+/*
+ * The read locks this thread holds: up to RD_SLOTS locks by address with
+ * their nesting counts, and how many more (spill) the table could not
+ * name; with spill > 0 every lock counts as held, which lets a reader
+ * past waiting writers too often but never queues one behind writers
+ * that wait for it.  A read unlock by another thread than the reader
+ * (allowed by glibc) leaves the reader's entry behind: the same, harmless.
+ * A fork child inherits the forking thread's table with its locks.
+ */
+#define RD_SLOTS 8
+
+struct rd_held {
+	uint32_t n, spill;
+	const void *lock[RD_SLOTS];
+	uint32_t count[RD_SLOTS];
+};
+
+static __thread struct rd_held rd_me __attribute__((tls_model("initial-exec")));
+
+static inline void rd_track(const void *r)
+{
+	struct rd_held *h = &rd_me;
+
+	for (uint32_t i = 0; i < h->n; i++)
+		if (h->lock[i] == r) {
+			h->count[i]++;
+			return;
+		}
+	if (qa_likely(h->n < RD_SLOTS)) {
+		h->lock[h->n] = r;
+		h->count[h->n++] = 1;
+		return;
+	}
+	h->spill++;
+}
+
+static inline void rd_untrack(const void *r)
+{
+	struct rd_held *h = &rd_me;
+
+	for (uint32_t i = h->n; i-- > 0;)
+		if (h->lock[i] == r) {
+			if (--h->count[i] == 0) {
+				h->n--;
+				h->lock[i] = h->lock[h->n];
+				h->count[i] = h->count[h->n];
+			}
+			return;
+		}
+	if (h->spill)
+		h->spill--;
+}
+
+static bool rd_held_by_me(const void *r)
+{
+	const struct rd_held *h = &rd_me;
+
+	for (uint32_t i = 0; i < h->n; i++)
+		if (h->lock[i] == r)
+			return true;
+	return h->spill != 0;
+}
+
 /* Does the caller hold the write lock?  The TP word names its writer (its
  * tid, or in a fork child the tid the forking thread had before the fork);
  * the qrwlock's and the rwsem's words do not, so for those the shim
@@ -147,19 +225,22 @@ static inline void rw_record_writer(struct qrw *q, uint64_t id)
 		qa_write(&q->writer, id);
 }
 
-/* mode: 0 block, 1 try, 2 timed */
-static inline int rw_rdlock(pthread_rwlock_t *r, int mode, clockid_t clk,
-			    const struct timespec *abs)
+/* A reader that holds the lock already: in at once unless the count is
+ * full, whatever waits (0 or EAGAIN). */
+static int rw_rdlock_recursive(struct qrw *q)
 {
-	struct qrw *q = QRW(r);
-
-	if (rwlock_glibc(r)) {
-		switch (mode) {
-		case 0: return real.pthread_rwlock_rdlock(r);
-		case 1: return real.pthread_rwlock_tryrdlock(r);
-		default: return real.pthread_rwlock_clockrdlock(r, clk, abs);
-		}
+	while (!ra_tryrdlock_recursive(q->alg)) {
+		if (ra_readers_full(q->alg))
+			return EAGAIN;
+		qa_cpu_relax(); /* lost a race on the word; no writer holds it */
 	}
+	return 0;
+}
+
+/* mode: 0 block, 1 try, 2 timed */
+static inline int rw_rdlock_qlock(struct qrw *q, int mode, clockid_t clk,
+				  const struct timespec *abs)
+{
 	/* glibc's order: a bad deadline first, then the deadlock check. */
 	if (mode == 2 && (!clock_ok(clk) || !nsec_ok(abs)))
 		return EINVAL;
@@ -167,6 +248,11 @@ static inline int rw_rdlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 		return EDEADLK;
 	if (ra_tryrdlock(q->alg))
 		return 0;
+	if (q->flags != PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP &&
+	    rd_held_by_me(q))
+		return rw_rdlock_recursive(q);
+	if (ra_readers_full(q->alg))
+		return EAGAIN;
 	int prio = rt_priority();
 	if (prio) {
 		int err = rt_rdlock(q, prio, mode, clk, abs);
@@ -182,6 +268,24 @@ static inline int rw_rdlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 	default:
 		return ra_timedrdlock(q->alg, clk, abs);
 	}
+}
+
+static inline int rw_rdlock(pthread_rwlock_t *r, int mode, clockid_t clk,
+			    const struct timespec *abs)
+{
+	int err;
+
+	if (rwlock_glibc(r)) {
+		switch (mode) {
+		case 0: return real.pthread_rwlock_rdlock(r);
+		case 1: return real.pthread_rwlock_tryrdlock(r);
+		default: return real.pthread_rwlock_clockrdlock(r, clk, abs);
+		}
+	}
+	err = rw_rdlock_qlock(QRW(r), mode, clk, abs);
+	if (err == 0)
+		rd_track(r);
+	return err;
 }
 
 static inline int rw_wrlock(pthread_rwlock_t *r, int mode, clockid_t clk,
@@ -230,6 +334,7 @@ static inline int rw_unlock(pthread_rwlock_t *r)
 		rw_record_writer(q, 0);
 		ra_wrunlock(q->alg);
 	} else {
+		rd_untrack(r);
 		ra_rdunlock(q->alg);
 	}
 	return 0;
@@ -271,12 +376,8 @@ static inline bool rw_fast_ok(const struct qrw *q)
 	       qa_likely(q->shared == 0);
 }
 
-static inline bool rw_rdlock_fast(pthread_rwlock_t *r)
+static inline bool rw_rdlock_fast_alg(struct qrw *q)
 {
-	struct qrw *q = QRW(r);
-
-	if (!rw_fast_ok(q))
-		return false;
 #ifdef SHIM_WITH_QRWLOCK
 	if (shim_ralg == RALG_QRWLOCK)
 		return qrw_cur_read_lock_fast((qlock_rwlock_t *)q->alg);
@@ -284,8 +385,19 @@ static inline bool rw_rdlock_fast(pthread_rwlock_t *r)
 #ifdef SHIM_WITH_TP
 	return tp_rwlock_rdlock_fast((qlock_tp_rwlock_t *)q->alg);
 #else
+	(void)q;
 	return false;
 #endif
+}
+
+static inline bool rw_rdlock_fast(pthread_rwlock_t *r)
+{
+	struct qrw *q = QRW(r);
+
+	if (!rw_fast_ok(q) || !rw_rdlock_fast_alg(q))
+		return false;
+	rd_track(r);
+	return true;
 }
 
 static inline bool rw_wrlock_fast(pthread_rwlock_t *r)
@@ -323,6 +435,7 @@ static inline bool rw_unlock_fast_qrwlock(struct qrw *q)
 	uint64_t w = qa_read(&q->writer);
 
 	if (w == 0) {
+		rd_untrack(q);
 		qrw_cur_read_unlock(l); /* misuse is reported there */
 		return true;
 	}
@@ -352,8 +465,12 @@ static inline bool rw_unlock_fast(pthread_rwlock_t *r)
 	/* The TP word names its writer: a shared word is a read unlock, our
 	 * own tid a write unlock. */
 	v = qa_read(&tp->val);
-	if (v & QLOCK_TP_RW_SHARED)
-		return tp_rwlock_rdunlock_fast(tp);
+	if (v & QLOCK_TP_RW_SHARED) {
+		if (!tp_rwlock_rdunlock_fast(tp))
+			return false; /* the general path untracks */
+		rd_untrack(q);
+		return true;
+	}
 	/* 0 if never cached: this thread never wrote, and a free word (tid
 	 * field 0) must not match it. */
 	tid = tp_self_tid_cached();

@@ -52,9 +52,16 @@ static inline void qlock_rwlock_init(qlock_rwlock_t *lock)
 	qlock_spin_init(&lock->wait_lock);
 }
 
+/* Most readers that hold the lock at once.  One more waits in
+ * qlock_read_lock() until a reader leaves (so a thread that nests this
+ * many read locks waits for itself), and fails in the trylocks; the
+ * pthread drop-in answers EAGAIN. */
+#define QLOCK_RWLOCK_MAX_READERS ((1u << 21) - 1)
+
 QLOCK_API void qlock_read_lock(qlock_rwlock_t *lock);
-/* true when taken; fails while a writer holds or waits (and, rarely,
- * when a writer takes the lock between its check and its increment). */
+/* true when taken; fails while a writer holds or waits, when
+ * QLOCK_RWLOCK_MAX_READERS hold it (and, rarely, when a writer takes the
+ * lock between its check and its increment). */
 QLOCK_API bool qlock_read_trylock(qlock_rwlock_t *lock);
 /* As qlock_read_trylock(), but also past a writer that waits (not one
  * that holds the lock): the kernel's reader in interrupt context, and
@@ -67,6 +74,10 @@ QLOCK_API void qlock_write_lock(qlock_rwlock_t *lock);
 /* true when taken; fails while anybody holds the lock or a writer waits. */
 QLOCK_API bool qlock_write_trylock(qlock_rwlock_t *lock);
 QLOCK_API void qlock_write_unlock(qlock_rwlock_t *lock);
+
+/* Readers holding the lock (a snapshot; may count a reader that is about
+ * to find the lock taken and back out). */
+QLOCK_API uint32_t qlock_rwlock_readers(const qlock_rwlock_t *lock);
 
 /* true while some thread waits in the queue (a hint, as the kernel's
  * rwlock_is_contended()). */

@@ -49,10 +49,26 @@ typedef struct qlock_rwsem {
 
 QLOCK_API void qlock_rwsem_init(qlock_rwsem_t *sem);
 
+/* Most readers that hold the lock at once.  One more waits in
+ * qlock_down_read()/qlock_down_read_timed() until a reader leaves (so a
+ * thread that nests this many read locks waits for itself), and fails in
+ * the trylocks; the pthread drop-in answers EAGAIN. */
+#define QLOCK_RWSEM_MAX_READERS ((1u << 22) - 1)
+
 /* Shared (read) side. */
 QLOCK_API void qlock_down_read(qlock_rwsem_t *sem);
-/* true when taken. */
+/* true when taken; false while a writer holds it, waiters are queued, a
+ * hand-off is pending, or QLOCK_RWSEM_MAX_READERS hold it. */
 QLOCK_API bool qlock_down_read_trylock(qlock_rwsem_t *sem);
+/* As qlock_down_read_trylock(), but also past queued waiters and a
+ * pending hand-off (not past a writer that holds the lock): for a thread
+ * that already holds a read lock and must not wait behind a writer that
+ * waits for it (the pthread drop-in's recursive readers).  The waiting
+ * writer then waits for this reader too. */
+QLOCK_API bool qlock_down_read_trylock_unfair(qlock_rwsem_t *sem);
+/* Readers holding the lock (a snapshot; may count a reader that is about
+ * to back out). */
+QLOCK_API uint32_t qlock_rwsem_readers(const qlock_rwsem_t *sem);
 /*
  * Wait at most until the absolute deadline `abs` on clock `clk`
  * (CLOCK_MONOTONIC or CLOCK_REALTIME).  0: taken; ETIMEDOUT: the deadline

@@ -68,6 +68,12 @@ static inline void qlock_tp_rwlock_init(qlock_tp_rwlock_t *rw)
 	rw->pad[0] = rw->pad[1] = 0;
 }
 
+/* Most readers that hold the lock at once (the count's 24 bits).  One
+ * more waits in rdlock/timedrdlock, as the top waiter, until the readers
+ * are gone (so a thread that nests this many read locks waits for
+ * itself), and fails in the trylocks; the pthread drop-in answers EAGAIN. */
+#define QLOCK_TP_RWLOCK_MAX_READERS QLOCK_TP_RW_COUNT_MASK
+
 QLOCK_API void qlock_tp_rwlock_rdlock(qlock_tp_rwlock_t *rw);
 QLOCK_API bool qlock_tp_rwlock_tryrdlock(qlock_tp_rwlock_t *rw);
 /* 0, ETIMEDOUT or EINVAL as qlock_tp_mutex_timedlock(); abs == NULL:

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "futex.h"
 
+#include "atomic.h"
+
 #include <errno.h>
 #ifdef QLOCK_MODEL
 #include <assert.h>
@@ -410,3 +412,23 @@ int qc_futex_cmp_requeue(uint32_t *uaddr, uint32_t val, int nr_wake,
 }
 
 #endif /* QLOCK_MODEL */
+
+int qc_wait_room(const uint32_t *word, uint32_t add, uint32_t full,
+		 const struct timespec *abs, clockid_t clk)
+{
+	for (uint32_t i = 0; (qa_read(word) + add) & full; i++) {
+		if (abs && qc_deadline_passed(abs, clk))
+			return ETIMEDOUT;
+#ifndef QLOCK_MODEL
+		if (i >= 64) {
+			long us = i < 64 + 10 ? 1L << (i - 64) : 1000;
+			struct timespec ts = { 0, us * 1000 };
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+#endif
+		qa_cpu_relax();
+	}
+	return 0;
+}

@@ -52,4 +52,16 @@ uint64_t qc_now_ns(void);
 /* An absolute CLOCK_MONOTONIC deadline `ns` from now (tests, benchmark). */
 struct timespec qc_deadline_in(uint64_t ns);
 
+/*
+ * Wait until adding `add` to *word would set no bit of `full` (a reader
+ * count at its limit: a reader that holds the lock must leave first), or
+ * until the
+ * absolute deadline `abs` on `clk` passes (NULL: no deadline).  Polls
+ * with a growing sleep (up to 1 ms): the readers that leave do not know
+ * anyone waits for room, a state a program reaches only with millions of
+ * read locks held at once.  Returns 0 or ETIMEDOUT.
+ */
+int qc_wait_room(const uint32_t *word, uint32_t add, uint32_t full,
+		 const struct timespec *abs, clockid_t clk);
+
 #endif /* QLOCK_CORE_FUTEX_H */

@@ -38,9 +38,14 @@
  * ---- Transitions (W = writer byte, R = reader count) ---------------------
  *
  *   read_lock fast      R += 1 (add_return), ok if no WMASK bit was set
- *   read back-out       R -= 1 when WMASK was set; then queue on wait_lock
- *   read at queue head  R += 1, wait while W_HELD, release wait_lock
- *   read_trylock_unfair R += 1 (add_return), ok unless W_HELD was set:
+ *                       and R is not full (bit 30: R_FULL)
+ *   read back-out       R -= 1 when WMASK or R_FULL was set; then queue
+ *                       on wait_lock
+ *   read at queue head  R += 1; if R_FULL: R -= 1, wait (polling) until
+ *                       R_FULL clears, again; then wait while W_HELD,
+ *                       release wait_lock
+ *   read_trylock        as the fast path, failing instead of queueing
+ *   read_trylock_unfair R += 1 (add_return), ok unless W_HELD or R_FULL:
  *                       passes a WAITING writer (it waits for R == 0)
  *   read_unlock         R -= 1 (sub_return); result == WAITING|W_SLEEP:
  *                       last reader out, futex-wake the writer
@@ -233,11 +238,22 @@ static void qrw_read_wait_writer(qlock_rwlock_t *lock)
 /* The slow path after the fast path's count was taken back out. */
 QRW_INLINE void qrw_read_lock_queued(qlock_rwlock_t *lock, enum qrw_variant v)
 {
+	uint32_t cnts;
+
 	qc_event_inc(QRW_CLASS, QC_EV_slowpath);
 	qlock_spin_lock(&lock->wait_lock);
 	/* Count ourselves in first: from here no fast-path writer can take
-	 * the lock, so the writer that holds it now is the last we wait for. */
-	if (qa_add_return_acquire(&lock->cnts, qrw_bias(v)) & QRW_W_HELD)
+	 * the lock, so the writer that holds it now is the last we wait for.
+	 * A full count means readers hold it (no writer): wait, at the head
+	 * of the queue, for one of them to leave. */
+	while (qa_unlikely((cnts = qa_add_return_acquire(&lock->cnts,
+							 qrw_bias(v))) &
+			   QRW_R_FULL)) {
+		qrw_read_back_out(lock, v);
+		(void)qc_wait_room(&lock->cnts, qrw_bias(v), QRW_R_FULL, NULL,
+				   CLOCK_MONOTONIC);
+	}
+	if (cnts & QRW_W_HELD)
 		qrw_read_wait_writer(lock);
 	qlock_spin_unlock(&lock->wait_lock);
 }
@@ -371,7 +387,7 @@ QRW_INLINE void qrw_read_lock(qlock_rwlock_t *lock, enum qrw_variant v)
 		return;
 	}
 	cnts = qa_add_return_acquire(&lock->cnts, qrw_bias(v)); /* O1 */
-	if (qa_likely(!(cnts & qrw_wmask(v))))
+	if (qa_likely(!(cnts & (qrw_wmask(v) | QRW_R_FULL))))
 		return;
 	qrw_read_lock_slowpath(lock, v);
 }
@@ -380,10 +396,10 @@ QRW_INLINE bool qrw_read_trylock(qlock_rwlock_t *lock, enum qrw_variant v)
 {
 	uint32_t cnts = qa_read(&lock->cnts);
 
-	if (cnts & qrw_wmask(v))
+	if (cnts & (qrw_wmask(v) | QRW_R_FULL))
 		return false;
 	cnts = qa_add_return_acquire(&lock->cnts, qrw_bias(v)); /* O1 */
-	if (qa_likely(!(cnts & qrw_wmask(v))))
+	if (qa_likely(!(cnts & (qrw_wmask(v) | QRW_R_FULL))))
 		return true;
 	qrw_read_back_out(lock, v);
 	return false;
@@ -473,10 +489,10 @@ bool qlock_read_trylock_unfair(qlock_rwlock_t *lock)
 {
 	uint32_t cnts = qa_read(&lock->cnts);
 
-	if (cnts & QRW_W_HELD)
+	if (cnts & (QRW_W_HELD | QRW_R_FULL))
 		return false;
 	cnts = qa_add_return_acquire(&lock->cnts, QRW_CUR_BIAS); /* O1 */
-	if (qa_likely(!(cnts & QRW_W_HELD)))
+	if (qa_likely(!(cnts & (QRW_W_HELD | QRW_R_FULL))))
 		return true;
 	qrw_read_back_out(lock, QRW_CUR);
 	return false;
@@ -484,6 +500,11 @@ bool qlock_read_trylock_unfair(qlock_rwlock_t *lock)
 void qlock_write_lock(qlock_rwlock_t *lock) { qrw_write_lock(lock, QRW_CUR); }
 bool qlock_write_trylock(qlock_rwlock_t *lock) { return qrw_write_trylock(lock); }
 void qlock_write_unlock(qlock_rwlock_t *lock) { qrw_write_unlock(lock); }
+
+uint32_t qlock_rwlock_readers(const qlock_rwlock_t *lock)
+{
+	return qrw_readers(QRW_CUR, qa_read(&lock->cnts));
+}
 
 bool qlock_rwlock_is_contended(qlock_rwlock_t *lock)
 {

@@ -35,6 +35,16 @@
 #define QRW_2015_BIAS    (1u << QRW_2015_RSHIFT)
 
 /*
+ * The reader count is full (every layout): bit 30 set, i.e. 2^21 readers
+ * in the current layout (2^22 in 2015's).  A reader whose add makes it
+ * full takes its count back out and fails or waits for room, so at most
+ * QLOCK_RWLOCK_MAX_READERS hold the lock; the 2^21 (2^22) values above
+ * are headroom for the transient counts of readers backing out, and bit
+ * 31 stays the unlock's wrap detector below.
+ */
+#define QRW_R_FULL 0xc0000000u
+
+/*
  * What a read unlock's sub_return gives when nothing was read-locked: the
  * reader count wrapped (bit 31: 2^22 real readers are out of reach), or a
  * writer holds the lock (while a reader's count is in, no writer can take
@@ -52,13 +62,14 @@
 void qrw_cur_read_back_out(qlock_rwlock_t *lock);
 void qrw_cur_read_unlock_slow(qlock_rwlock_t *lock, uint32_t cnts);
 
-/* Read lock: R += 1, taken unless a writer holds or waits; else the count
- * is taken back out (which may wake a writer) and false returned. */
+/* Read lock: R += 1, taken unless a writer holds or waits or the count is
+ * full; else the count is taken back out (which may wake a writer) and
+ * false returned. */
 static inline bool qrw_cur_read_lock_fast(qlock_rwlock_t *lock)
 {
 	uint32_t cnts = qa_add_return_acquire(&lock->cnts, QRW_CUR_BIAS); /* O1 */
 
-	if (qa_likely(!(cnts & QRW_CUR_WMASK)))
+	if (qa_likely(!(cnts & (QRW_CUR_WMASK | QRW_R_FULL))))
 		return true;
 	qrw_cur_read_back_out(lock);
 	return false;

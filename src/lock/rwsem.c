@@ -12,11 +12,17 @@
  *   bits 8-30   reader count   readers holding the lock, and readers that
  *                              have just added their bias in the fast path
  *                              (about to back it out in the slow path)
- *   bit 31      FLAG_READFAIL  guard: too many readers (unreachable with
- *                              fewer than 2^23 threads)
+ *   bit 31      FLAG_READFAIL  guard: the reader count wrapped
+ *
+ *   READ_FULL = bit 30 | bit 31: 2^22 readers counted.  A reader whose
+ *   bias makes the count full takes it back out and waits for room (or
+ *   fails, in the trylocks), so at most QLOCK_RWSEM_MAX_READERS = 2^22 - 1
+ *   hold the lock; the values above are headroom for biases on their way
+ *   back out and for the 256 readers of one wake-up.
  *
  * 32 bits because every platform has 32-bit atomics and a futex is 32 bits;
- * 2^23 readers is far above the number of threads a process can have.
+ * a thread that nests read locks (the pthread drop-in's recursive readers)
+ * is what can reach the limit, not the number of threads.
  *
  * ---- Owner word (sem->owner, uintptr_t) -------------------------------------
  *
@@ -50,7 +56,13 @@
  * ---- Transitions -------------------------------------------------------------
  *
  *  read fast path:    count += READER_BIAS (acquire); done unless any of
- *                     WRITER_LOCKED|WAITERS|HANDOFF|READFAIL was set
+ *                     WRITER_LOCKED|WAITERS|HANDOFF|READ_FULL was set
+ *  read, count full:  count -= READER_BIAS under wait_lock (waking the
+ *                     queue as a queueing reader would), poll until
+ *                     READ_FULL clears (or the deadline), start again
+ *  read_trylock_unfair: count += READER_BIAS (acquire cmpxchg) unless
+ *                     WRITER_LOCKED or READ_FULL: past waiters and a
+ *                     hand-off, which then waits for this reader too
  *  read slow path:    steal (keep the bias) if neither WRITER_LOCKED nor
  *                     HANDOFF, unless other readers hold it (owner says
  *                     READER_OWNED and > 1 reader counted); else queue,
@@ -154,6 +166,7 @@
 #define READER_MASK     QRWSEM_READER_MASK
 #define LOCK_MASK       QRWSEM_LOCK_MASK
 #define READ_FAILED_MASK QRWSEM_READ_FAILED_MASK
+#define READ_FULL       QRWSEM_READ_FULL
 
 #define READER_OWNED    QRWSEM_READER_OWNED
 #define NONSPINNABLE    QRWSEM_NONSPINNABLE
@@ -407,7 +420,7 @@ static void mark_wake(qlock_rwsem_t *sem, enum wake_type wt,
 	}
 
 	/* Too many readers: wait for some to leave. */
-	if (qa_unlikely(qa_read(&sem->count) & FLAG_READFAIL))
+	if (qa_unlikely(qa_read(&sem->count) & READ_FULL))
 		return;
 
 	if (wt != WAKE_READ_OWNED) {
@@ -939,21 +952,51 @@ static inline bool timed_args_ok(const struct timespec *abs, clockid_t clk)
 			qc_timespec_valid(abs));
 }
 
+/*
+ * Our bias made the count full: take it back out under wait_lock (an
+ * unlock may have emptied the lock meanwhile and found nobody to wake the
+ * queue for), then wait for room.  0, or ETIMEDOUT.
+ */
+static __attribute__((noinline, cold)) int
+down_read_wait_room(qlock_rwsem_t *sem, const struct timespec *abs,
+		    clockid_t clk, bool front)
+{
+	struct wake_q wq;
+	uint32_t count;
+
+	wq.n = 0;
+	wl_lock(sem);
+	count = qa_add_return(&sem->count, (uint32_t)0 - READER_BIAS);
+	if (first_waiter(sem))
+		cond_wake_waiter(sem, count, &wq, front);
+	wl_unlock(sem);
+	wake_up_q(&wq, QC_OP_RLOCK);
+	return qc_wait_room(&sem->count, READER_BIAS, READ_FULL, abs, clk);
+}
+
 static inline int do_down_read(qlock_rwsem_t *sem, const struct timespec *abs,
 			       clockid_t clk, bool front)
 {
-	/* Acquire pairs with the release of the last writer's unlock. */
+	for (;;) {
+		/* Acquire pairs with the release of the last writer's
+		 * unlock. */
 #ifndef QLOCK_MUTATE_RWSEM
-	uint32_t c = qa_add_return_acquire(&sem->count, READER_BIAS);
+		uint32_t c = qa_add_return_acquire(&sem->count, READER_BIAS);
 #else /* model-check mutation (tests/model): must be caught */
-	uint32_t c = qa_add_return_relaxed(&sem->count, READER_BIAS);
+		uint32_t c = qa_add_return_relaxed(&sem->count, READER_BIAS);
 #endif
+		int err;
 
-	if (qa_likely(!(c & READ_FAILED_MASK))) {
-		set_reader_owned(sem);
-		return 0;
+		if (qa_likely(!(c & READ_FAILED_MASK))) {
+			set_reader_owned(sem);
+			return 0;
+		}
+		if (qa_likely(!(c & READ_FULL)))
+			return down_read_slow(sem, c, abs, clk, front);
+		err = down_read_wait_room(sem, abs, clk, front);
+		if (err)
+			return err;
 	}
-	return down_read_slow(sem, c, abs, clk, front);
 }
 
 /*
@@ -1064,7 +1107,7 @@ QLOCK_API bool qlock_down_read_trylock(qlock_rwsem_t *sem)
 {
 	uint32_t c = qa_read(&sem->count);
 
-	while (!(c & READ_FAILED_MASK)) {
+	while (!(c & READ_FAILED_MASK) && !((c + READER_BIAS) & READ_FULL)) {
 		/* Acquire pairs with the release of the last writer's unlock. */
 		if (qa_try_cmpxchg_acquire(&sem->count, &c, c + READER_BIAS)) {
 			set_reader_owned(sem);
@@ -1072,6 +1115,29 @@ QLOCK_API bool qlock_down_read_trylock(qlock_rwsem_t *sem)
 		}
 	}
 	return false;
+}
+
+QLOCK_API bool qlock_down_read_trylock_unfair(qlock_rwsem_t *sem)
+{
+	uint32_t c = qa_read(&sem->count);
+
+	while (!(c & WRITER_LOCKED) && !((c + READER_BIAS) & READ_FULL)) {
+		/* Acquire pairs with the release of the last writer's unlock.
+		 * A queued writer (hand-off or not) takes the lock only with
+		 * no reader counted, under wait_lock: it waits for us, and
+		 * our up_read() with WAITERS set wakes it as the last reader
+		 * out. */
+		if (qa_try_cmpxchg_acquire(&sem->count, &c, c + READER_BIAS)) {
+			set_reader_owned(sem);
+			return true;
+		}
+	}
+	return false;
+}
+
+QLOCK_API uint32_t qlock_rwsem_readers(const qlock_rwsem_t *sem)
+{
+	return (qa_read(&sem->count) & READER_MASK) >> READER_SHIFT;
 }
 
 QLOCK_API int qlock_down_read_timed(qlock_rwsem_t *sem,

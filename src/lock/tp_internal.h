@@ -192,9 +192,11 @@ static inline bool tp_mutex_unlock_fast_single(qlock_tp_mutex_t *m,
  * SHARED_UNLOCK.) */
 static inline bool tp_rw_reader_may_join(uint32_t v)
 {
-	return v == 0 || (v & (QLOCK_TP_RW_SHARED | QLOCK_TP_RW_SHARED_UNLOCK |
-			       QLOCK_TP_RW_WAITERS | QLOCK_TP_RW_SLEEPER)) ==
-				 QLOCK_TP_RW_SHARED;
+	return v == 0 ||
+	       ((v & (QLOCK_TP_RW_SHARED | QLOCK_TP_RW_SHARED_UNLOCK |
+		      QLOCK_TP_RW_WAITERS | QLOCK_TP_RW_SLEEPER)) ==
+			QLOCK_TP_RW_SHARED &&
+		(v & QLOCK_TP_RW_COUNT_MASK) < QLOCK_TP_RWLOCK_MAX_READERS);
 }
 
 /*

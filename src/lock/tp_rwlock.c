@@ -18,8 +18,10 @@
  *
  * Transitions:
  *	0            -> SH+1           reader fast path (cmpxchg, acquire)
- *	SH+n         -> SH+n+1         reader fast path while no W/SU
- *	SH+n|W       -> SH+n+1|W       tryrdlock_unfair (not while SU)
+ *	SH+n         -> SH+n+1         reader fast path while no W/SU,
+ *	                               n < MAX_READERS (else: wait, or fail)
+ *	SH+n|W       -> SH+n+1|W       tryrdlock_unfair (not while SU;
+ *	                               n < MAX_READERS)
  *	SH+n(|W|S)   -> SH+n-1(|W|S)   read unlock, n > 1 (cmpxchg, release)
  *	SH+1         -> 0              last reader, no W (cmpxchg, release)
  *	SH+1|W(|S)   -> SH|W|SU(|S)    last reader with W (same cmpxchg): it
@@ -121,7 +123,8 @@ QLOCK_API bool qlock_tp_rwlock_tryrdlock_unfair(qlock_tp_rwlock_t *rw)
 {
 	uint32_t v = qa_read(&rw->val);
 
-	while (v == 0 || (v & (SH | SU)) == SH) {
+	while (v == 0 ||
+	       ((v & (SH | SU)) == SH && (v & CNT) < QLOCK_TP_RWLOCK_MAX_READERS)) {
 		/* Acquire: pairs with the release of the last unlock. */
 		if (qa_try_cmpxchg_acquire(&rw->val, &v, v ? v + 1 : SH + 1))
 			return true;
@@ -161,7 +164,9 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 			}
 			break; /* the unlocker counted the hand-off */
 		}
-		if (reader ? (v & ~(W | S)) == 0 || ((v & SH) && !(v & SU))
+		if (reader ? (v & ~(W | S)) == 0 ||
+			     ((v & SH) && !(v & SU) &&
+			      (v & CNT) < QLOCK_TP_RWLOCK_MAX_READERS)
 			   : wr_free(v)) {
 			/* W and S were ours (only the top waiter sets them):
 			 * drop them. */

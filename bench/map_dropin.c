@@ -43,11 +43,16 @@ void map_dropin_family(struct map_family *f, bool rw)
 		.env = rw ? "QLOCK_RWLOCK=glibc" : "QLOCK_MUTEX=glibc" };
 }
 
-/* This executable and the shim next to it (build tree: bench/lockbench,
- * shim/libqlock-pthread.so), unless --shim names it. */
+#ifndef LB_BIN_TO_LIB
+#define LB_BIN_TO_LIB "../lib"
+#endif
+
+/* This executable and, unless --shim names it, the shim: next to it in the
+ * build tree (bench/lockbench, shim/libqlock-pthread.so), else in the
+ * library directory of the prefix it is installed in. */
 void map_dropin_paths(struct map_cfg *c)
 {
-	static char self[PATH_MAX], shim[PATH_MAX + 32];
+	static char self[PATH_MAX], shim[PATH_MAX + 64];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (n <= 0)
@@ -56,10 +61,14 @@ void map_dropin_paths(struct map_cfg *c)
 	c->self = self;
 	if (!c->shim) {
 		char dir[PATH_MAX];
+		const char *d;
 
 		memcpy(dir, self, (size_t)n + 1);
-		snprintf(shim, sizeof(shim), "%s/../shim/libqlock-pthread.so",
-			 dirname(dir));
+		d = dirname(dir);
+		snprintf(shim, sizeof(shim), "%s/../shim/libqlock-pthread.so", d);
+		if (access(shim, R_OK))
+			snprintf(shim, sizeof(shim), "%s/" LB_BIN_TO_LIB
+				 "/libqlock-pthread.so", d);
 		c->shim = shim;
 	}
 	if (access(c->shim, R_OK))

@@ -9,9 +9,13 @@
  * Interpreter: $QLOCK_PYTHON, else Debian's /usr/bin/python3 (where
  * python3-matplotlib installs; a python3 earlier on PATH, e.g. a pyenv
  * shim, usually lacks it), else python3 from PATH.
- * Script directory: $QLOCK_REPORT_DIR, else the source tree's bench/report.
+ * Script directory: $QLOCK_REPORT_DIR; else, for an installed lockbench,
+ * the copy installed with it (<prefix>/share/qlock/report, found from this
+ * executable's location); else the source tree's bench/report.
  */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +24,10 @@
 
 #ifndef LB_REPORT_DIR
 #define LB_REPORT_DIR "bench/report"
+#endif
+/* From the installed lockbench's directory to the installed scripts. */
+#ifndef LB_BIN_TO_REPORT
+#define LB_BIN_TO_REPORT "../share/qlock/report"
 #endif
 
 static const char *lb_report_python(void)
@@ -33,22 +41,41 @@ static const char *lb_report_python(void)
 	return "python3";
 }
 
+/* The installed scripts' qlock_report.py next to this executable, if
+ * there is one. */
+static int lb_report_installed(char *script, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return 0;
+	self[n] = 0;
+	snprintf(script, size, "%s/" LB_BIN_TO_REPORT "/qlock_report.py",
+		 dirname(self));
+	return !access(script, R_OK);
+}
+
 int lb_report_main(int argc, char **argv, int first)
 {
 	const char *dir = getenv("QLOCK_REPORT_DIR");
 	const char *py = lb_report_python();
-	char script[4096];
+	char script[PATH_MAX + 64];
 	char **args = calloc((size_t)(argc - first) + 3, sizeof(*args));
 	int n = 0;
 
 	if (!args)
 		return LB_EXIT_RUNTIME;
-	snprintf(script, sizeof(script), "%s/qlock_report.py",
-		 dir && *dir ? dir : LB_REPORT_DIR);
+	if (dir && *dir)
+		snprintf(script, sizeof(script), "%s/qlock_report.py", dir);
+	else if (!lb_report_installed(script, sizeof(script)))
+		snprintf(script, sizeof(script), "%s/qlock_report.py",
+			 LB_REPORT_DIR);
 	if (access(script, R_OK)) {
 		fprintf(stderr, "lockbench: report generator %s: %s (set "
-			"QLOCK_REPORT_DIR to the source tree's bench/report)\n",
-			script, strerror(errno));
+			"QLOCK_REPORT_DIR to the directory of qlock_report.py: "
+			"bench/report in the source tree, share/qlock/report "
+			"in an install)\n", script, strerror(errno));
 		free(args);
 		return LB_EXIT_RUNTIME;
 	}

@@ -81,7 +81,7 @@ modelcheck:
 
 test-model:
 	@if command -v genmc >/dev/null 2>&1; then $(MAKE) --no-print-directory modelcheck; \
-	else echo "model checking skipped: genmc not installed (bash ../shared/tools/genmc/install.sh, then make modelcheck)"; fi
+	else echo "model checking skipped: genmc not installed (GenMC v0.10.3: docs/testing.md, then make modelcheck)"; fi
 
 clean:
 	rm -rf $(BUILD_DIR) $(TSAN_DIR) $(ASAN_DIR) build-s390x build-aarch64 build-word

@@ -45,7 +45,7 @@ bench-full: deps
 bench-apps:
 	@$(BENCH_ENV) sh scripts/bench-apps.sh $(APPS_ARGS)
 
-# The issue-15 performance map against glibc, short grid (docs/performance.md).
+# The performance map against glibc, short grid (docs/performance.md).
 .PHONY: map
 map: deps build
 	$(BUILD_DIR)/bench/lockbench map --short --json $(BUILD_DIR)/map-short.json

@@ -25,7 +25,7 @@ static const unsigned map_cs_full[] = { 1, 20, 200 };
 static const unsigned map_cs_short[] = { 1, 200 };
 static const unsigned map_gap_full[] = { 0, 20, 200, 2000 };
 static const unsigned map_gap_short[] = { 0, 200 };
-/* Short rwlock cells: no gap only (where the issue saw the rwlock lose). */
+/* Short rwlock cells: no gap only (where an rwlock's hand-overs cost most). */
 static const unsigned map_rw_gap_short[] = { 0 };
 /* Runs of more threads than this are longer in proportion (map_run_s). */
 #define MAP_RUN_THREADS 8

@@ -12,7 +12,7 @@
  * interposition cost alone.  `library` runs the same workload on the
  * library's own lock (tp-mutex / qrwlock, the drop-in's defaults) in the
  * same kind of child, without the shim: dropin against library is what the
- * shim's path costs (issue 15: at most 1 ns uncontended).  The child prints
+ * shim's path costs (the target: at most 1 ns uncontended).  The child prints
  * its lb_run on one line.
  */
 #include <inttypes.h>

@@ -14,7 +14,7 @@
 #include "waittime.h"
 
 /* A lock whose slowest thread gets less than this share of the mean
- * rate is flagged '!' (issue 15's fairness floor). */
+ * rate is flagged '!' (the map's fairness floor). */
 #define MAP_FAIR_FLOOR 0.30
 
 double map_fig_slowest(const struct lb_run *r)

@@ -10,7 +10,7 @@
  * "% change" column (after vs before); labels name the columns.
  *
  * A preset whose `needs` locks are not all registered is skipped with a
- * note (the seed presets wait for their lock issues); inside a preset that
+ * note (a build without that lock family); inside a preset that
  * runs, individual unregistered locks are skipped with a note.
  */
 #include <stdlib.h>

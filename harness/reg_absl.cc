@@ -3,7 +3,7 @@
  * Optional peer baseline: absl::Mutex (built only when libabsl-dev was
  * found at configure time; QLOCK_HAVE_ABSL).  A sleeping reader-writer
  * mutex that spins briefly, lets arriving threads barge and wakes waiters
- * in a queue, the design the issue-15 map compares the TP locks with.
+ * in a queue, the design `lockbench map` compares the TP locks with.
  *
  * Debian's absl is not built with ThreadSanitizer, so TSan cannot see its
  * synchronisation: every acquire and release is announced (tsan_note.h).

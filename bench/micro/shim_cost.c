@@ -10,8 +10,8 @@
  * multi-threaded program: the atomics are back).  Prints one JSON object,
  * ns per pair per phase: {"threads1": {...}, "threads2": {...}}.
  * bench/report/shim_cost.py runs it with and without the drop-in,
- * alternately, and compares (issue 15: the shim adds at most 1 ns to the
- * library's fast path).
+ * alternately, and compares (the target: the shim adds at most 1 ns to
+ * the library's fast path).
  *
  *	shim_cost [pairs] [rounds]
  */

@@ -26,8 +26,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAPS = [os.path.join(HERE, "..", "results", name) for name in
-        ("map-short-2026-11-23b-loaded.json",
-         "map-dropin-short-2026-11-24-intel-s11.json")]
+        ("map-library-short-amd-epyc-2026-11-23.json",
+         "map-dropin-short-intel-xeon-2026-11-24.json")]
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")
 
 

@@ -14,8 +14,8 @@ struct qc_tunables qc_tune = {
 	/* Why 1024 (docs/performance.md, "Defaults and why"): a read of the
 	 * held word costs the running owner one cache miss (~100 ns) on its
 	 * next lock or unlock; at every 8 pauses that is a miss every one to
-	 * three short critical sections (issue 15: 0.67x glibc at 2 threads,
-	 * no gap).  At 64 (~1 us here) the waiter still took the lock after
+	 * three short critical sections (a loss to glibc at 2 threads, no
+	 * gap).  At 64 (~1 us here) the waiter still took the lock after
 	 * one run of ~10-30 operations, so about 1 % of acquisitions waited
 	 * for a whole gap: a p99 wait of ~3 us against glibc's 0.8.  At 1024
 	 * (~16 us at 16 ns a pause) runs are long enough that the p99 is

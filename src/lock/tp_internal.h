@@ -283,12 +283,12 @@ static inline uint32_t tp_rwlock_wrunlock_fast(qlock_tp_rwlock_t *rw,
  * reads the same (the same owner, still holding it, or re-taking it
  * between our reads: a running owner with short critical sections and no
  * gap), the gap doubles up to qc_poll_max(): at 8 pauses such an owner
- * still misses on about one operation in one to three (issue 15,
- * docs/performance.md).  Any change of the word starts again at
+ * still misses on about one operation in one to three
+ * (docs/performance.md).  Any change of the word starts again at
  * TP_POLL_RELAX, so a lock that moves between threads is watched closely.
  * The rwlock (p == NULL) keeps the fixed gap its seed-004 figures were
- * measured with: alternated runs under load hinted at a loss with the
- * back-off there (docs/performance.md), and no loss is known to fix.
+ * measured with: the back-off lost read-heavy cells of the map there
+ * (docs/tp-locks.md, "Polling the word"), and no loss is known to fix.
  */
 struct tp_poll {
 	uint32_t last;  /* the word at the previous read */

@@ -119,7 +119,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 if ! command -v "$GENMC" >/dev/null 2>&1; then
-	echo "modelcheck: $GENMC not found (install it: bash ../shared/tools/genmc/install.sh)" >&2
+	echo "modelcheck: $GENMC not found (GenMC v0.10.3: docs/testing.md, \"Model checking\")" >&2
 	exit 2
 fi
 if [ $# -gt 0 ]; then

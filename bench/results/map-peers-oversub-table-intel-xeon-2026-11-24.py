@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Usage: map-peers-oversub-2026-11-24-intel-s11-table.py MAP.json REF.json
+"""Usage: map-peers-oversub-table-intel-xeon-2026-11-24.py MAP.json REF.json
 
 Per-cell table of an oversubscribed peers map (no 1-thread cells): for each
 lock its ratio to glibc, slowest share, p99, max wait and CPUs busy, and

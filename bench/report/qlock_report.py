@@ -256,7 +256,7 @@ def add_seed(doc, seed, run, plot_dir, verdict):
     c = seed["citation"]
     doc.h(2, "Seed %s: %s" % (seed["id"], seed["title"]), "seed-" + seed["id"])
     doc.p("**%s**, %s, %s (%s)." % (c["subject"], c["author"], c["date"],
-                                   c["source"]))
+                                   c["archive"]))
     doc.p(seed["changed"])
     doc.p("**Verdict: %s.** %s." % (verdict[0], verdict[1]))
     doc.p("Published on: %s.  Why it may differ here: %s." % (

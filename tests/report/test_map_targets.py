@@ -9,7 +9,7 @@ the 2 cells, and mark cell A only as missed by glibc-again too.  The
 slowest-thread, p99 and max checks pass and carry their A/A line too;
 without a glibc-again column no A/A line is printed.  A missed ratio
 cell shows the CPUs busy of the lock and of glibc where the map has them
-(maps since session 11), and nothing of the kind where it has not.
+(newer maps), and nothing of the kind where it has not.
 """
 import json
 import os

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Issue 15's targets, checked against saved maps.
+"""The performance targets (docs/performance.md, "Targets"), checked
+against saved maps.
 
     map_targets.py --map MAP.json --dropin DROPIN.json [--shim-cost SC.json]
 
@@ -11,7 +12,7 @@ each MISS the cells that miss with their figures.  Exit status 0 when every
 target passes, 1 otherwise, 2 on bad input.  The rules (docs/performance.md,
 "Targets") in short:
 
-* a ratio passes at >= 0.95 (the issue's 5 % noise allowance);
+* a ratio passes at >= 0.95 (a 5 % noise allowance);
 * the ceiling of a cell is what the hardware allows: at most
   P = min(threads, cores) threads run their gap + critical section in
   parallel; a mutex's critical sections never overlap, nor do an rwlock's
@@ -57,7 +58,7 @@ import json
 import sys
 
 NOISE = 0.95          # ratio that passes as "not slower"
-SPEEDUP = 1.3         # issue 15: cells with threads >= 4 x cores
+SPEEDUP = 1.3         # cells with threads >= 4 x cores
 SLOWEST = 0.30        # slowest thread's share of the mean
 P99_FLOOR_NS = 1000.0
 STARVED = 0.01        # a side below 1 % of the other's per-thread rate
@@ -98,8 +99,8 @@ def med(l, field):
 
 
 def cpu_note(q, g):
-    """CPUs busy of the lock and of glibc, where the map has them (since
-    session 11): a throughput ratio bought with CPUs glibc leaves idle, or
+    """CPUs busy of the lock and of glibc, where the map has them (newer
+    maps): a throughput ratio bought with CPUs glibc leaves idle, or
     lost while glibc runs on fewer of them, is read next to it."""
     qc, gc = med(q, "cpu_busy"), med(g, "cpu_busy")
     if qc is None or gc is None:

@@ -17,12 +17,14 @@ The verdict rule is report_model.seed_verdict's (docs/bench-report.md).
 import argparse
 import html
 import os
+import re
 import sys
 
-from report_model import (DEFAULT_THRESHOLD, Run, exp_params, figure,
-                          fmt_num, fmt_ratio, fmt_ratio_spread, fmt_spread,
-                          judge, load_json, row_label, seed_verdict,
-                          table_rows, used_experiments)
+from report_model import (DEFAULT_THRESHOLD, NO_CLAIM, NO_FIGURE,
+                          SIZE_FACTOR, Run, exp_params, figure, fmt_num,
+                          fmt_ratio, fmt_ratio_spread, fmt_spread, judge,
+                          load_json, row_label, seed_verdict, table_rows,
+                          used_experiments)
 from report_apps import add_apps, load_apps, make_apps_plot
 from report_map import HEAT_CSS, add_maps, load_map
 from report_plots import make_plots
@@ -42,8 +44,10 @@ class Doc:
     def p(self, text):
         self.blocks.append(("p", text))
 
-    def table(self, header, rows, caption=None):
-        self.blocks.append(("table", header, rows, caption))
+    def table(self, header, rows, caption=None, groups=None):
+        """groups: [(label, number of columns)], a header row above the
+        column names in the HTML (README.md names each column fully)."""
+        self.blocks.append(("table", header, rows, caption, groups))
 
     def img(self, name, alt):
         self.blocks.append(("img", name, alt))
@@ -73,10 +77,10 @@ class Doc:
             elif b[0] == "p":
                 out.append("<p>%s</p>" % inline(b[1]))
             elif b[0] == "table":
-                out.append(html_table(b[1], b[2], b[3]))
+                out.append(html_table(b[1], b[2], b[3], b[4]))
             elif b[0] == "img":
                 out.append('<figure>%s<figcaption>%s</figcaption></figure>'
-                           % (svg_inline(plot_dir, b[1]), html.escape(b[2])))
+                           % (svg_inline(plot_dir, b[1]), inline(b[2])))
         out.append("</body></html>\n")
         return "\n".join(out)
 
@@ -87,16 +91,20 @@ HTML_HEAD = """<!DOCTYPE html>
 <style>
 body { font-family: sans-serif; max-width: 70em; margin: 1em auto;
        padding: 0 1em; color: #222; line-height: 1.4; }
+div.wide { overflow-x: auto; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 90%; }
-th, td { border: 1px solid #bbb; padding: 0.2em 0.5em; text-align: right; }
+th, td { border: 1px solid #bbb; padding: 0.2em 0.5em; text-align: left;
+         vertical-align: top; }
 th { background: #eee; }
-td:first-child, th:first-child { text-align: left; }
+th.num, td.num { text-align: right; }
+th.group { text-align: center; background: #ddd; }
+td.pub, th.pub { background: #f6f8ff; }
 caption { caption-side: top; text-align: left; font-style: italic; }
 code { background: #f3f3f3; padding: 0 0.2em; }
 figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
 .reproduced { color: #060; font-weight: bold; }
 .not-reproduced { color: #a00; font-weight: bold; }
-.inconclusive { color: #a60; font-weight: bold; }
+.inconclusive, .not-run { color: #a60; font-weight: bold; }
 """ + HEAT_CSS + """</style></head><body>"""
 
 
@@ -122,10 +130,30 @@ def cell_text(c):
     return c[0] if isinstance(c, tuple) else str(c)
 
 
-def html_cell(c):
+# A cell that starts with a number (a figure, a ratio, a % change, an a/b
+# pair), possibly followed by its spread or a note: right-aligned in HTML.
+NUMERIC = re.compile(r"^[-+]?(\d[\d,]*(\.\d+)?|\.\d+)[%x]?"
+                     r"(/[-+]?[\d.,]+[%x]?)*( .*)?$")
+
+
+def numeric_columns(header, rows):
+    """Which columns hold numbers in every filled cell (not the first, the
+    row labels)."""
+    cols = []
+    for i in range(len(header)):
+        cells = [cell_text(r[i]) for r in rows if i < len(r)]
+        cells = [c for c in cells if c not in ("", "-")]
+        cols.append(i > 0 and bool(cells) and
+                    all(NUMERIC.match(c) for c in cells))
+    return cols
+
+
+def html_cell(c, classes, tag="td"):
+    classes = list(classes)
     if isinstance(c, tuple) and c[1]:
-        return '<td class="%s">%s</td>' % (c[1], inline(c[0]))
-    return "<td>%s</td>" % inline(cell_text(c))
+        classes.insert(0, c[1])
+    attr = ' class="%s"' % " ".join(classes) if classes else ""
+    return "<%s%s>%s</%s>" % (tag, attr, inline(cell_text(c)), tag)
 
 
 def md_cell(s):
@@ -140,15 +168,33 @@ def md_table(header, rows):
     return "\n".join(lines)
 
 
-def html_table(header, rows, caption):
-    out = ["<table>"]
+def html_table(header, rows, caption, groups=None):
+    num = numeric_columns(header, rows)
+    # columns of a group labelled "Published..." are the patch's own
+    pub = [False] * len(header)
+    if groups:
+        i = 0
+        for label, n in groups:
+            for k in range(i, i + n):
+                pub[k] = label.startswith("Published")
+            i += n
+
+    def cls(i):
+        return (["num"] if num[i] else []) + (["pub"] if pub[i] else [])
+    out = ['<div class="wide"><table>']
     if caption:
         out.append("<caption>%s</caption>" % inline(caption))
-    out.append("<tr>" + "".join("<th>%s</th>" % html.escape(str(h))
-                                for h in header) + "</tr>")
+    if groups:
+        out.append("<tr>" + "".join(
+            '<th class="group" colspan="%d">%s</th>' % (n, inline(label))
+            if n > 1 else "<th>%s</th>" % inline(label)
+            for label, n in groups) + "</tr>")
+    out.append("<tr>" + "".join(html_cell(h, cls(i), "th")
+                                for i, h in enumerate(header)) + "</tr>")
     for r in rows:
-        out.append("<tr>" + "".join(html_cell(c) for c in r) + "</tr>")
-    out.append("</table>")
+        out.append("<tr>" + "".join(html_cell(c, cls(i))
+                                    for i, c in enumerate(r)) + "</tr>")
+    out.append("</table></div>")
     return "\n".join(out)
 
 
@@ -167,13 +213,10 @@ def svg_inline(plot_dir, name):
 # ---- per-seed sections -----------------------------------------------------
 
 
-def add_published(doc, seed, t):
+def citation(seed):
     c = seed["citation"]
-    doc.table(t["columns"], t["rows"],
-              "Published: %s (%s, \"%s\", %s)" % (
-                  t["caption"], c["author"], c["subject"], c["date"]))
-    if t.get("note"):
-        doc.p("The patch: " + t["note"])
+    return "%s, %s, %s (%s)" % (c["subject"], c["author"], c["date"],
+                                c["archive"])
 
 
 def our_columns(t):
@@ -183,23 +226,42 @@ def our_columns(t):
     return cols + list(ours.get("extra_columns", {}).items())
 
 
-def add_ours(doc, t, run):
+def add_tables(doc, seed, t, run):
+    """The published table and the same rows measured here, side by side in
+    one table: the row, the patch's cells exactly as it printed them, then
+    ours (medians [min-max] over the reps, the lock each column is named)."""
+    c = seed["citation"]
+    caption = "Published by the patch (%s, %s) beside the same rows " \
+        "measured here" % (c["author"], c["date"])
+    ncols = len(t["columns"]) - 1
+    if "not_run" in t:
+        doc.table(t["columns"], t["rows"], "Published by the patch (%s, %s)"
+                  % (c["author"], c["date"]))
+        if t.get("note"):
+            doc.p("The patch: " + t["note"])
+        doc.p("Not run here: %s." % t["not_run"])
+        return
     rows, exps, over = table_rows(t, run), [], False
     cols = our_columns(t)
     body = []
-    for row in rows:
+    for row, cells in zip(rows, t["rows"]):
         label = row.key + (" †" if row.oversub else "")
         over |= row.oversub
         if row.missing:
-            body.append([label] + ["-"] * len(cols))
+            body.append([label] + cells[1:] + ["-"] * len(cols))
             continue
         if row.exp_name not in exps:
             exps.append(row.exp_name)
-        body.append([label] + [fmt_ours(row, lock) for _, lock in cols])
-    header = [t["columns"][0] or ""] + ["%s (`%s`)" % (n, lock)
-                                        for n, lock in cols]
+        body.append([label] + cells[1:] + [fmt_ours(row, lock)
+                                           for _, lock in cols])
     unit = t["ours"].get("unit", "")
-    doc.table(header, body, "Measured here%s" % (", " + unit if unit else ""))
+    header = [t["columns"][0] or ""] + t["columns"][1:] + \
+        ["here: %s (`%s`)" % (n, lock) for n, lock in cols]
+    groups = [("", 1), ("Published (patch's machine)", ncols),
+              ("Measured here%s" % (", " + unit if unit else ""), len(cols))]
+    doc.table(header, body, caption, groups)
+    if t.get("note"):
+        doc.p("The patch: " + t["note"])
     notes = [exp_params(run.exps[e]) for e in exps]
     if over:
         notes.append("† more threads than the %d online CPUs here: "
@@ -233,32 +295,52 @@ def missing_notes(rows):
     return out
 
 
-def add_merits(doc, seed, t, run):
+def roles(verdict):
+    """Row -> its part in the seed's verdict, by (table id, row key)."""
+    out = {}
+    for r in verdict.carried:
+        out[(r.tid, r.row.key, r.merit["label"])] = "carries the verdict"
+    for r in verdict.support:
+        out[(r.tid, r.row.key, r.merit["label"])] = \
+            "support (oversubscribed)" if r.oversub else "support"
+    return out
+
+
+def add_merits(doc, seed, t, run, verdict):
     rows = table_rows(t, run)
+    role = roles(verdict)
+    threshold = seed["verdict"].get("threshold", DEFAULT_THRESHOLD)
     for merit in t.get("merits", []):
         fmt = merit.get("format", "x")
         body = []
         for row in rows:
             pub, ours = row.published_ratio(t, merit), row.ratio(t, merit)
-            j = judge(pub, ours, seed["verdict"].get("threshold",
-                                                     DEFAULT_THRESHOLD))
-            if row.rep and ours:
+            j = judge(pub, ours, threshold)
+            if row.rep and ours and j not in (NO_CLAIM, NO_FIGURE):
                 j = "one run: not judged"
-            body.append([row_label(row), fmt_ratio(pub, fmt),
+            body.append([row_label(row) + (" †" if row.oversub else ""),
+                         fmt_ratio(pub, fmt),
                          fmt_ratio(ours[0], fmt) if row.rep and ours
-                         else fmt_ratio_spread(ours, fmt), j])
+                         else fmt_ratio_spread(ours, fmt), j,
+                         role.get((t["id"], row.key, merit["label"]), "-")])
         doc.table(["row", "published", "here: median [per-rep min..max]",
-                   "here vs published"], body,
+                   "here vs published", "in the verdict"], body,
                   "Figure of merit: %s" % merit["label"])
 
 
+def verdict_class(verdict):
+    return verdict.replace(" here", "").replace(" ", "-")
+
+
 def add_seed(doc, seed, run, plot_dir, verdict):
-    c = seed["citation"]
     doc.h(2, "Seed %s: %s" % (seed["id"], seed["title"]), "seed-" + seed["id"])
-    doc.p("**%s**, %s, %s (%s)." % (c["subject"], c["author"], c["date"],
-                                   c["source"]))
+    doc.p("**%s**, %s, %s (%s)." % (
+        seed["citation"]["subject"], seed["citation"]["author"],
+        seed["citation"]["date"], seed["citation"]["archive"]))
     doc.p(seed["changed"])
-    doc.p("**Verdict: %s.** %s." % (verdict[0], verdict[1]))
+    doc.p("**Verdict: %s.** %s." % (verdict.verdict, verdict.reason))
+    line = verdict.rows_line()
+    doc.p(line[0].upper() + line[1:] + ".")
     doc.p("Published on: %s.  Why it may differ here: %s." % (
         seed["machine"], seed["regime"]))
     for i, plot in enumerate(seed.get("plots", [])):
@@ -267,13 +349,11 @@ def add_seed(doc, seed, run, plot_dir, verdict):
             doc.img(name, plot_caption(seed, plot))
     for t in seed["tables"]:
         doc.h(3, t["caption"])
-        add_published(doc, seed, t)
-        if "not_run" in t:
-            doc.p("Not run here: %s." % t["not_run"])
-            continue
-        add_ours(doc, t, run)
-        add_merits(doc, seed, t, run)
+        add_tables(doc, seed, t, run)
+        if "not_run" not in t:
+            add_merits(doc, seed, t, run, verdict)
     add_extra_experiments(doc, seed, run)
+
 
 def add_extra_experiments(doc, seed, run):
     used = used_experiments(seed)
@@ -335,17 +415,29 @@ def build_doc(pub, run, plot_dir, plot_problem, maps, verdicts):
     doc = Doc()
     doc.h(1, "qlock: seed reproduction report")
     doc.p("The five kernel patches qlock reproduces, each with the table it "
-          "published (exactly as the patch gives it), the same rows measured "
-          "here by `lockbench`, the patch's figure of merit side by side, "
-          "and a verdict computed from the data: **reproduced** (the "
-          "per-rep spread of our ratio lies on the patch's side), **not "
-          "reproduced** (on the other side) or **inconclusive** (the spread "
-          "covers no change, or the rows were not run).  A ratio is after / "
-          "before of the patch, median of the reps with the smallest and "
-          "largest per-rep ratio (reps of both locks ran back to back).")
+          "published (exactly as the patch gives it) beside the same rows "
+          "measured here by `lockbench`, the patch's figure of merit side by "
+          "side, and a verdict computed from the data (docs/bench-report.md, "
+          "\"Verdicts\").  A ratio is after / before of the patch: the ratio "
+          "of the medians, with the smallest and largest per-rep ratio (reps "
+          "of both locks ran back to back).  A row **agrees** when its ratio "
+          "has the published sign, a size within %gx..%gx of the published "
+          "one (size: |ln ratio|) and a per-rep range that excludes 1.  The "
+          "verdict is about the patch's headline table, and only rows with a "
+          "CPU per thread (as the patch had) carry it alone: **reproduced** "
+          "(the carrying rows agree), **not reproduced here** (they show no "
+          "effect, the opposite sign or a size outside that factor; the "
+          "reason says why this machine may differ), **inconclusive** (their "
+          "ranges are too wide to tell, or only oversubscribed rows agree) "
+          "or **not run**." % (1 / SIZE_FACTOR, SIZE_FACTOR))
     doc.table(["seed", "patch", "verdict", "reason"],
-              [[s["id"], s["title"], verdicts[s["id"]][0], verdicts[s["id"]][1]]
-               for s in pub["seeds"]], "Summary")
+              [[s["id"], s["title"],
+                (verdicts[s["id"]].verdict,
+                 verdict_class(verdicts[s["id"]].verdict)),
+                verdicts[s["id"]].reason] for s in pub["seeds"]], "Summary")
+    doc.table(["seed", "rows the verdict rests on († oversubscribed here)"],
+              [[s["id"], verdicts[s["id"]].rows_line()]
+               for s in pub["seeds"]], "Which rows carried each verdict")
     if plot_problem:
         doc.p("No plots: " + plot_problem + ".")
     for seed in pub["seeds"]:
@@ -399,8 +491,9 @@ def main(argv):
         f.write(doc.html(plot_dir))
     index = os.path.join(out, "index.html")
     for s in pub["seeds"]:
-        print("seed %s  %-14s  %s#seed-%s" % (s["id"], verdicts[s["id"]][0],
-                                              index, s["id"]))
+        v = verdicts[s["id"]]
+        print("seed %s  %-19s  %s#seed-%s  %s" % (
+            s["id"], v.verdict, index, s["id"], v.rows_line()))
     if problem:
         print("report: no plots: " + problem, file=sys.stderr)
     for path, _, why in maps:

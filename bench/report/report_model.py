@@ -9,11 +9,6 @@ import math
 import statistics
 import sys
 
-DEFAULT_THRESHOLD = 0.03
-# An effect on the claimed side but smaller than this fraction of the
-# published one (in log terms) does not reproduce the claim.
-WEAKER = 0.5
-
 # ---- input -----------------------------------------------------------------
 
 
@@ -220,83 +215,197 @@ def table_rows(table, run):
     return [Row(table, cells, run) for cells in table["rows"]]
 
 
-def judge(pub, ours, threshold):
-    """How our ratio spread compares with a published ratio."""
-    if pub is None:
-        return "no published figure"
+# ---- the verdict rule (docs/bench-report.md, "Verdicts") -----------------
+#
+# The size of an effect is |ln(ratio)|: halving a time and doubling a rate
+# are the same size, and "-8.2%" and "-32.4%" compare as 0.086 and 0.39.
+
+# A published ratio within this of 1 claims no effect (seed 003 uses 2%).
+DEFAULT_THRESHOLD = 0.03
+# A row agrees when its median's size is within this factor of the
+# published size, either way (0.5x..2x).
+SIZE_FACTOR = 2.0
+
+# What judge() says of a row, and what each class means for a verdict.
+AGREES = "agrees"
+LARGER = "same sign, over twice the published size"
+SMALLER = "same sign, under half the published size"
+OPPOSITE = "opposite sign"
+NO_EFFECT = "no effect: the interval rules out half the published size"
+TOO_WIDE = "interval too wide to tell"
+FEW_REPS = "fewer than 2 reps: not judged"
+NOT_RUN = "not run"
+NO_CLAIM = "no published effect"
+NO_FIGURE = "no published figure"
+
+PRO = (AGREES,)
+CON = (LARGER, SMALLER, OPPOSITE, NO_EFFECT)
+OPEN = (TOO_WIDE, FEW_REPS)
+
+# Short names for the one-line summaries.
+SHORT = {AGREES: "agrees", LARGER: "too large", SMALLER: "too small",
+         OPPOSITE: "opposite", NO_EFFECT: "no effect", TOO_WIDE: "too wide",
+         FEW_REPS: "one rep", NOT_RUN: "not run"}
+
+
+def size(r):
+    return abs(math.log(r))
+
+
+def judge(pub, ours, threshold=DEFAULT_THRESHOLD, factor=SIZE_FACTOR):
+    """How a row's measured ratio (median, min, max, reps) compares with
+    the published ratio pub (both after / before)."""
+    if pub is None or pub <= 0:
+        return NO_FIGURE
     if abs(pub - 1) < threshold:
-        return "no published effect"
+        return NO_CLAIM
     if ours is None:
-        return "not run"
-    if ours[3] < 2:
-        return "within noise"
-    med, lo, hi, _ = ours
-    if (pub < 1 and hi < 1) or (pub > 1 and lo > 1):
-        # The direction holds; a tenth of the effect is not the claim.
-        if abs(math.log(med)) < WEAKER * abs(math.log(pub)):
-            return "same side, much smaller"
-        return "agrees"
-    if (pub < 1 and lo > 1) or (pub > 1 and hi < 1):
-        return "opposite"
-    return "within noise"
+        return NOT_RUN
+    if ours[3] < 2 or min(ours[:3]) <= 0:
+        return FEW_REPS
+    # everything in the published direction: positive = the patch's side
+    sign = 1 if pub > 1 else -1
+    want = size(pub)
+    med = sign * math.log(ours[0])
+    lo, hi = sorted((sign * math.log(ours[1]), sign * math.log(ours[2])))
+    if lo > 0:
+        if med > factor * want:
+            return LARGER
+        if med < want / factor:
+            return SMALLER
+        return AGREES
+    if hi < 0:
+        return OPPOSITE
+    if hi < want / factor:
+        return NO_EFFECT
+    return TOO_WIDE
 
 
-DECISIVE = {"agrees": 3, "opposite": 2, "same side, much smaller": 1,
-            "within noise": 0}
+class Judged:
+    """One row of a seed's verdict: where it is, its two ratios, its class
+    (judge()), and whether this machine had a CPU per thread for it."""
+
+    def __init__(self, tid, table, row, merit, threshold):
+        self.tid, self.table, self.row, self.merit = tid, table, row, merit
+        self.pub = row.published_ratio(table, merit)
+        self.ours = row.ratio(table, merit)
+        self.cls = judge(self.pub, self.ours, threshold)
+        if row.rep and self.ours and self.cls not in (NO_CLAIM, NO_FIGURE):
+            self.cls = FEW_REPS
+        self.oversub = row.oversub
+
+    def label(self, with_table=False):
+        where = ("table %s, " % self.tid) if with_table else ""
+        return where + row_label(self.row) + (" †" if self.oversub else "")
+
+    def figures(self):
+        fmt = self.merit.get("format", "x")
+        return "published %s, here %s" % (fmt_ratio(self.pub, fmt),
+                                          fmt_ratio_spread(self.ours, fmt))
 
 
-def seed_verdict(seed, run):
-    """(verdict, one-line reason) of a seed.  Each row of the seed's chosen
-    published table whose figure of merit (after/before) differs from 1 by
-    at least the threshold is a claim, judged by judge().  reproduced: at
-    least half the judged rows agree and none is opposite; not reproduced:
-    none agrees and at least half are opposite or much smaller; otherwise
-    (or when no judged row was run) inconclusive."""
+def tally(rows):
+    """reproduced / not reproduced here / inconclusive from rows that
+    were run: the side (agrees, or against) with at least half the rows and
+    more rows than the other side wins."""
+    pro = sum(r.cls in PRO for r in rows)
+    con = sum(r.cls in CON for r in rows)
+    if pro > con and 2 * pro >= len(rows):
+        return "reproduced"
+    if con > pro and 2 * con >= len(rows):
+        return "not reproduced here"
+    return "inconclusive"
+
+
+class Verdict:
+    """A seed's verdict: verdict (reproduced, not reproduced here,
+    inconclusive, not run), reason (one sentence), carried (the rows it
+    rests on), support (other rows shown beside it, never deciding)."""
+
+    def __init__(self, verdict, reason, carried, support, with_table):
+        self.verdict, self.reason = verdict, reason
+        self.carried, self.support = carried, support
+        self.with_table = with_table
+
+    def rows_line(self):
+        """Which rows carried the verdict, and which only support it."""
+        def names(rows):
+            return ", ".join("%s (%s)" % (r.label(self.with_table),
+                                          SHORT[r.cls]) for r in rows)
+        if not self.carried:
+            return "carried by: no row (none of the judged rows was run)"
+        line = "carried by: " + names(self.carried)
+        if self.support:
+            line += "; support: " + names(self.support)
+        return line
+
+
+def verdict_rows(seed, run):
+    """The Judged rows of a seed's headline (its "verdict" entry: table or
+    tables, merit, optionally rows) and of its supporting tables."""
     v = seed["verdict"]
     tables = {t["id"]: t for t in seed["tables"]}
     threshold = v.get("threshold", DEFAULT_THRESHOLD)
-    if not used_experiments(seed) & set(run.exps):
-        return "inconclusive", "not run (no experiment of this seed in the input)"
-    counts = {"agrees": 0, "opposite": 0, "same side, much smaller": 0,
-              "within noise": 0}
-    example = None
-    for tid in v.get("tables", [v.get("table")]):
+
+    def judged(tid, merit_index, only):
         t = tables[tid]
-        merit = t["merits"][v["merit"]]
-        for row in table_rows(t, run):
-            if "rows" in v and row.key not in v["rows"]:
-                continue
-            pub, ours = row.published_ratio(t, merit), row.ratio(t, merit)
-            j = judge(pub, ours, threshold)
-            if j in counts:
-                counts[j] += 1
-                # the reason quotes the most decisive row
-                if example is None or DECISIVE[j] > DECISIVE[example[0]]:
-                    example = (j, row, pub, ours, merit, tid)
-    a, o, n = counts["agrees"], counts["opposite"], counts["within noise"]
-    w = counts["same side, much smaller"]
-    total = a + o + n + w
-    if total == 0:
-        return "inconclusive", ("no row of the published table with an "
-                                "effect of %d%% or more was run here"
-                                % round(threshold * 100))
-    if a and not o and 2 * a >= total:
-        verdict = "reproduced"
-    elif not a and 2 * (o + w) >= total:
-        verdict = "not reproduced"
-    else:
-        verdict = "inconclusive"
-    j, row, pub, ours, merit, tid = example
-    fmt = merit.get("format", "x")
-    where = ("table %s, " % tid if "tables" in v else "") + row_label(row)
-    tally = ["%d of %d rows agree" % (a, total)]
-    tally += ["%d %s" % (k, name) for name, k in
-              (("opposite", o), ("same side but under half the effect", w),
-               ("within noise", n)) if k]
-    reason = "%s; e.g. %s: published %s, here %s" % (
-        ", ".join(tally), where, fmt_ratio(pub, fmt),
-        fmt_ratio_spread(ours, fmt))
-    return verdict, reason
+        merit = t["merits"][merit_index]
+        return [Judged(tid, t, row, merit, threshold)
+                for row in table_rows(t, run)
+                if only is None or row.key in only]
+    head = []
+    for tid in v.get("tables", [v.get("table")]):
+        head += judged(tid, v["merit"], v.get("rows"))
+    support = []
+    for s in v.get("support", []):
+        support += judged(s["table"], s.get("merit", 0), s.get("rows"))
+    return head, support
+
+
+def seed_verdict(seed, run):
+    """The verdict of a seed (docs/bench-report.md, "Verdicts").
+
+    The headline rows (the table and regime the patch names) whose
+    published ratio differs from 1 by the threshold are its claims.  The
+    rows among them that had a CPU per thread here, as every patch had
+    there, carry the verdict (tally()).  Oversubscribed rows and the
+    supporting tables' rows are support; when no headline row had a CPU
+    per thread, the oversubscribed headline rows carry it, but alone they
+    can say only "not reproduced here" (with the CPUs the patch's regime
+    needs) or "inconclusive", never "reproduced"."""
+    head, extra = verdict_rows(seed, run)
+    with_table = "tables" in seed["verdict"] or bool(extra)
+    claims = [r for r in head if r.cls not in (NO_CLAIM, NO_FIGURE)]
+    ran = [r for r in claims if r.cls != NOT_RUN]
+    extra = [r for r in extra if r.cls not in (NO_CLAIM, NO_FIGURE, NOT_RUN)]
+    if not used_experiments(seed) & set(run.exps):
+        return Verdict("not run", "no experiment of this seed in the input",
+                       [], [], with_table)
+    if not ran:
+        return Verdict("not run", "no headline row with a published effect "
+                       "of %d%% or more was run here (`make bench-full` runs "
+                       "every row)" % round(100 * seed["verdict"].get(
+                           "threshold", DEFAULT_THRESHOLD)),
+                       [], extra, with_table)
+    fit = [r for r in ran if not r.oversub]
+    over = [r for r in ran if r.oversub]
+    carried, support = (fit, over + extra) if fit else (over, extra)
+    verdict = tally(carried)
+    reason = "; ".join("%s: %s (%s)" % (r.label(with_table), r.figures(),
+                                        r.cls) for r in carried)
+    if not fit:
+        need = min(r.row.threads for r in carried)
+        regime = ("every headline row run here has more threads than the "
+                  "%d CPUs here, and the patch had a CPU per thread: its "
+                  "regime needs %d or more CPUs" % (run.cpus, need))
+        if verdict == "reproduced":
+            verdict = "inconclusive"
+            regime = ("agrees only where oversubscribed, which cannot carry "
+                      "a verdict alone; " + regime)
+        reason += "; " + regime
+    elif verdict == "not reproduced here":
+        reason += "; why it may differ here: " + seed["regime"]
+    return Verdict(verdict, reason, carried, support, with_table)
 
 
 def row_label(row):
@@ -305,7 +414,9 @@ def row_label(row):
                                     else "run " + row.key, row.threads)
     if row.key.strip().isdigit():
         return "%s threads" % row.key
-    return row.key
+    if "thread" in row.key or not row.threads:
+        return row.key
+    return "%s (%d threads)" % (row.key, row.threads)
 
 
 # ---- formatting --------------------------------------------------------------

@@ -13,25 +13,57 @@ from report_model import col_ref, leading_int, table_rows
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
 
+# Published lines: one marker and dash style each, so two lines that lie on
+# top of each other (seed 003's standalone and embedded) stay apart.
+PUB_STYLES = [("o", "-"), ("^", ":"), ("D", "-."), ("v", "--")]
+# The shading of the rows with more threads than CPUs here.
+# Light orange with a sparse hatch: it shows on white (the legend's swatch)
+# and leaves the points on it readable.
+OVERSUB = dict(facecolor="#fdebd3", edgecolor="#eab676", hatch="/",
+               lw=0, zorder=0)
+
+
+def thread_axis(rows):
+    """True when each row is its own thread count ("9 threads (1 socket)"),
+    so the rows go on a thread axis; rows that share a thread count (reader
+    percentages at 36 threads) are categories."""
+    counts = [r.threads for r in rows]
+    return None not in counts and len(set(counts)) == len(counts) and \
+        all(leading_int(r.key) == r.threads for r in rows)
+
+
+def offsets(xs, n, log):
+    """Where the n published lines go at xs: side by side around each x
+    (a few percent of the axis apart), so equal values do not hide."""
+    if n < 2:
+        return [xs]
+    if log:
+        return [[x * 2 ** (0.06 * (m - (n - 1) / 2)) for x in xs]
+                for m in range(n)]
+    step = min((b - a for a, b in zip(xs, xs[1:])), default=1) or 1
+    return [[x + 0.08 * step * (m - (n - 1) / 2) for x in xs]
+            for m in range(n)]
+
+
 def plot_ratio_lines(plt, seed, plot, run):
     tables = {t["id"]: t for t in seed["tables"]}
     ids = plot.get("tables", [plot.get("table")])
-    fig, axes = plt.subplots(1, len(ids), figsize=(6.4 * len(ids), 4.4),
+    fig, axes = plt.subplots(1, len(ids), figsize=(6.4 * len(ids), 4.8),
                              squeeze=False)
     for ax, tid in zip(axes[0], ids):
         t = tables[tid]
         rows = table_rows(t, run)
-        # Rows named by a thread count ("9 threads (1 socket)") go on a
-        # thread axis; others (reader percentages) are categories.
-        counts = [leading_int(r.key) for r in rows]
-        numeric = None not in counts and len(set(counts)) == len(counts)
-        xs = counts if numeric else list(range(len(rows)))
+        numeric = thread_axis(rows)
+        xs = [r.threads for r in rows] if numeric else list(range(len(rows)))
+        log = bool(numeric and plot.get("logx"))
         drawn = set()
+        pub_xs = offsets(xs, len(t["merits"]), log)
         for m, merit in enumerate(t["merits"]):
             color = COLORS[m % len(COLORS)]
+            marker, dash = PUB_STYLES[m % len(PUB_STYLES)]
             pub = [r.published_ratio(t, merit) for r in rows]
-            ax.plot(xs, pub, "-o", color=color, label="%s, published"
-                    % merit["label"])
+            ax.plot(pub_xs[m], pub, marker=marker, ls=dash, color=color,
+                    label="%s, published" % merit["label"])
             cols = t["ours"]["columns"]
             locks = (cols[col_ref(merit["after"])[0]],
                      cols[col_ref(merit["before"])[0]])
@@ -45,25 +77,38 @@ def plot_ratio_lines(plt, seed, plot, run):
                             fmt="s--", color=color, mfc="white", capsize=4,
                             label="%s / %s, here" % locks)
         ax.axhline(1, color="grey", lw=0.8)
-        if numeric:
-            if plot.get("logx"):
-                ax.set_xscale("log", base=2)
-            ax.set_xticks(xs)
-            ax.set_xticklabels([str(x) for x in xs])
-            ax.set_xlabel("threads")
-            if run.cpus and max(xs) > run.cpus:
-                lo, hi = ax.get_xlim()
-                ax.axvspan(max(run.cpus + 0.5, lo), hi, color="#eee",
-                           zorder=0, label="oversubscribed here")
-                ax.set_xlim(lo, hi)
-        else:
-            ax.set_xticks(xs)
-            ax.set_xticklabels([r.key for r in rows])
-        ax.set_ylabel(wrapped(plot.get("ylabel", "ratio"), 45), fontsize=9)
+        if log:
+            ax.set_xscale("log", base=2)
+        ax.set_xticks(xs)
+        ax.set_xticklabels([str(x) for x in xs] if numeric
+                           else [r.key for r in rows])
+        ax.set_xlabel(plot.get("xlabel", "threads" if numeric
+                               else t["columns"][0]))
+        shade_oversubscribed(ax, rows, xs, numeric, run)
+        ax.set_ylabel(two_lines(plot.get("ylabel", "ratio")), fontsize=9)
         ax.set_title(wrapped(t["caption"], 75), fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        # below the axes: inside, it hides points
+        ax.legend(fontsize=8, loc="upper center", ncol=2, frameon=False,
+                  bbox_to_anchor=(0.5, -0.16))
     return fig
+
+
+def shade_oversubscribed(ax, rows, xs, numeric, run):
+    """Shade the rows with more threads than online CPUs here."""
+    over = [x for x, r in zip(xs, rows) if r.oversub]
+    if not over:
+        return
+    lo, hi = ax.get_xlim()
+    if numeric:
+        ax.axvspan(max(run.cpus + 0.5, lo), hi, label="oversubscribed here "
+                   "(more threads than the %d CPUs)" % run.cpus, **OVERSUB)
+    else:
+        for i, x in enumerate(over):
+            ax.axvspan(max(x - 0.5, lo), min(x + 0.5, hi), label=None if i
+                       else "oversubscribed here (more threads than the %d "
+                       "CPUs)" % run.cpus, **OVERSUB)
+    ax.set_xlim(lo, hi)
 
 
 def plot_ratio_bars(plt, seed, plot, run):
@@ -173,6 +218,13 @@ def wrapped(text, width):
     return "\n".join(textwrap.wrap(text, width))
 
 
+def two_lines(label):
+    """An axis label as what / (how to read it): two lines broken at the
+    parenthesis, not in the middle of a phrase."""
+    head, paren, tail = label.partition(" (")
+    return head + ("\n(" + tail if paren else "")
+
+
 PLOTTERS = {"ratio_lines": plot_ratio_lines, "ratio_bars": plot_ratio_bars,
             "fairness": plot_fairness, "rw_rates": plot_rw_rates}
 
@@ -188,6 +240,7 @@ def make_plots(pub, run, plot_dir):
                 "python3-matplotlib)" % sys.executable)
     matplotlib.rcParams["svg.hashsalt"] = "qlock"  # stable SVG ids
     matplotlib.rcParams["svg.fonttype"] = "path"   # no font needed offline
+    matplotlib.rcParams["hatch.linewidth"] = 0.6
     os.makedirs(plot_dir, exist_ok=True)
     for seed in pub["seeds"]:
         for i, plot in enumerate(seed.get("plots", [])):
@@ -197,7 +250,9 @@ def make_plots(pub, run, plot_dir):
             # room for the suptitle, and for a figure-wide legend below
             fig.tight_layout(rect=(0, 0.08 if fig.legends else 0, 1, 0.96))
             name = os.path.join(plot_dir, "seed-%s-%d" % (seed["id"], i + 1))
-            fig.savefig(name + ".svg", metadata={"Date": None})
-            fig.savefig(name + ".png", dpi=110)
+            # "tight": the canvas grows to hold legends below the axes
+            fig.savefig(name + ".svg", metadata={"Date": None},
+                        bbox_inches="tight")
+            fig.savefig(name + ".png", dpi=110, bbox_inches="tight")
             plt.close(fig)
     return None

@@ -10,9 +10,9 @@ pair kind the median ns per lock+unlock pair and its spread: glibc (plain
 run, pthread calls), library (plain run, the drop-in's default locks called
 directly, as a program linked with libqlock.so does: TP mutex, qrwlock)
 and drop-in (preloaded run, pthread calls), with drop-in minus library
-(issue 15: at most 1 ns: the median of each preloaded run's own pthread
-call minus its own direct library call, paired in one process) and
-drop-in over glibc.  Two phases per run: the
+(the target, docs/performance.md: at most 1 ns: the median of each
+preloaded run's own pthread call minus its own direct library call,
+paired in one process) and drop-in over glibc.  Two phases per run: the
 process with one thread (glibc's mutex skips its atomics then, and so does
 the drop-in's) and with a second, sleeping thread (every multi-threaded
 program).  The 1 ns target is judged on the second: with one thread the

@@ -296,7 +296,7 @@ def check_library(d, checks):
     cores = d["machine"].get("online_cpus") or 1
     mcs = Check("qspinlock: >= 0.95x ck-mcs in every cell (paired medians)")
     two = Check("qspinlock: 2 threads, gap 0: >= 0.62x glibc (2x the 0.31x "
-                "of the issue's measurement)")
+                "first measured)")
     mixed = Check("tp-rwlock: >= 0.95x glibc rwlock in the mixed cells")
     ctl = Check("A/A")  # glibc-again through the mixed check
     for c in d["cells"]:

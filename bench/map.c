@@ -5,8 +5,9 @@
  * A cell is one workload point; in it every lock of the family runs
  * `reps` times, interleaved (A B C A B C ...), so a slow phase of the
  * shared machine hits all of them alike and rep i of a lock pairs with
- * rep i of glibc for the ratio.  Runs are the rate workload of
- * workload.c with acquisition wait times on.
+ * rep i of glibc for the ratio.  Grid runs are the rate workload of
+ * workload.c with acquisition wait times on; app cells are map_apps.c's
+ * patterns, run the same way.
  */
 #include <ctype.h>
 #include <getopt.h>
@@ -63,9 +64,12 @@ static void map_usage(FILE *f)
 	fputs(
 "usage: lockbench map [--short] [--dropin] [options]\n"
 "  Sweeps threads x critical section x gap (mutexes) and threads x read\n"
-"  share x gap (rwlocks); per cell each lock's throughput ratio to glibc\n"
-"  (median, min-max), slowest thread as share of the mean, acquisition\n"
-"  wait p50/p99/max.  Heat table on stdout.\n"
+"  share x gap (rwlocks), then the app cells (a mutex as programs use\n"
+"  it: the holder yields, the holder sleeps, a producer/consumer queue on\n"
+"  condition variables, CPython's GIL hand-off); per cell each lock's\n"
+"  throughput ratio to glibc (median, min-max), ops per CPU-second,\n"
+"  slowest thread as share of the mean, acquisition wait p50/p99/max.\n"
+"  Heat table on stdout.\n"
 "  --short               the small grid (about 3 minutes)\n"
 "  --dropin              glibc's pthread locks against the same calls\n"
 "                        through LD_PRELOAD=libqlock-pthread.so (each run\n"
@@ -74,14 +78,17 @@ static void map_usage(FILE *f)
 "                        this executable, else the installed one in\n"
 "                        the prefix's library directory)\n"
 "  --json FILE           the whole map as JSON (machine info included)\n"
-"  --family mutex|rwlock|both   (both)\n"
+"  --family LIST         groups of cells: mutex, rwlock, apps, or both\n"
+"                        (mutex,rwlock), all (the default)\n"
 "  --mutex LIST, --rwlock LIST  locks per family; the first is the\n"
 "                        baseline (defaults: " MAP_DEFAULT_MUTEX ";\n"
 "                        " MAP_DEFAULT_RWLOCK "; plus the built-in peers)\n"
-"  -t LIST, --cs LIST, --gap LIST   replace an axis (pauses; 0 allowed)\n"
+"  -t LIST, --cs LIST, --gap LIST   replace an axis of the grid (pauses;\n"
+"                        0 allowed; the app cells keep their own)\n"
 "  -r N                  repetitions per cell (3)\n"
 "  -d SEC                seconds per run up to 8 threads, longer in\n"
-"                        proportion beyond (short 0.1, full 0.2)\n"
+"                        proportion beyond (short 0.1, full 0.2); app\n"
+"                        cells run twice as long\n"
 "  --no-control          leave out the A/A column (glibc run twice: its\n"
 "                        ratio to itself is the noise of each cell)\n"
 "  --variant NAME=LOCK:VAR=V[:VAR=V...]\n"
@@ -146,6 +153,40 @@ static void map_family_locks(struct map_family *f, const char *list,
 	}
 }
 
+/* --family: a comma list of mutex, rwlock, apps, both, all. */
+static void map_parse_family(const char *list, bool *on)
+{
+	static const char *const names[MAP_NR_GROUPS] = { "mutex", "rwlock",
+							  "apps" };
+	const char *s = list;
+
+	memset(on, 0, MAP_NR_GROUPS * sizeof(*on));
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		bool known = false;
+
+		for (int g = 0; g < MAP_NR_GROUPS; g++)
+			if (strlen(names[g]) == len && !strncmp(s, names[g], len))
+				on[g] = known = true;
+		if (len == 4 && !strncmp(s, "both", 4))
+			on[MAP_G_MUTEX] = on[MAP_G_RWLOCK] = known = true;
+		if (len == 3 && !strncmp(s, "all", 3))
+			on[MAP_G_MUTEX] = on[MAP_G_RWLOCK] = on[MAP_G_APPS] =
+				known = true;
+		if (!known)
+			lb_usage_error("--family: '%s' is not a list of mutex, "
+				       "rwlock, apps, both or all", list);
+		s += len;
+		if (*s == ',' && s[1])
+			s++;
+		else if (*s)
+			lb_usage_error("--family: '%s' is not a list of mutex, "
+				       "rwlock, apps, both or all", list);
+	}
+	if (!on[MAP_G_MUTEX] && !on[MAP_G_RWLOCK] && !on[MAP_G_APPS])
+		lb_usage_error("--family: empty list");
+}
+
 enum { MO_SHORT = 300, MO_DROPIN, MO_SHIM, MO_JSON, MO_FAMILY, MO_MUTEX,
        MO_RWLOCK, MO_CS, MO_GAP, MO_CELL, MO_VARIANT, MO_NO_CONTROL };
 
@@ -175,7 +216,8 @@ static void map_parse(int argc, char **argv, int first, struct map_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->c.duration_s = 0;
-	o->c.fam_on[0] = o->c.fam_on[1] = true;
+	for (int g = 0; g < MAP_NR_GROUPS; g++)
+		o->c.group_on[g] = true;
 	optind = first;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":t:r:d:h", lo, NULL)) != -1) {
@@ -185,12 +227,7 @@ static void map_parse(int argc, char **argv, int first, struct map_opts *o)
 		case MO_SHIM: o->c.shim = optarg; break;
 		case MO_JSON: o->c.json_path = optarg; break;
 		case MO_FAMILY:
-			o->c.fam_on[0] = strcmp(optarg, "rwlock") != 0;
-			o->c.fam_on[1] = strcmp(optarg, "mutex") != 0;
-			if (strcmp(optarg, "mutex") && strcmp(optarg, "rwlock") &&
-			    strcmp(optarg, "both"))
-				lb_usage_error("--family: '%s' is not mutex, "
-					       "rwlock or both", optarg);
+			map_parse_family(optarg, o->c.group_on);
 			break;
 		case MO_MUTEX: o->mutex_list = optarg; break;
 		case MO_RWLOCK: o->rwlock_list = optarg; break;
@@ -392,23 +429,24 @@ static void map_configure_variants(struct map_opts *o)
 		map_add_variant(&o->c, o->variants[i]);
 }
 
-/* The cells in run order: mutexes, then rwlocks. */
+/* The cells in run order: mutexes, then rwlocks, then the app cells. */
 static size_t map_cells(const struct map_opts *o, struct map_cell *cells)
 {
+	const bool *on = o->c.group_on;
 	size_t n = 0;
 
-	if ((o->c.fam_on[0] ? o->threads.n * o->cs.n * o->gap.n : 0) +
-	    (o->c.fam_on[1] ? o->threads.n * o->rw_gap.n * 4 : 0) >
-	    MAP_MAX_CELLS)
+	if ((on[MAP_G_MUTEX] ? o->threads.n * o->cs.n * o->gap.n : 0) +
+	    (on[MAP_G_RWLOCK] ? o->threads.n * o->rw_gap.n * 4 : 0) +
+	    (on[MAP_G_APPS] ? MAP_APP_CELLS : 0) > MAP_MAX_CELLS)
 		lb_usage_error("map: more than %d cells; shorten an axis",
 			       MAP_MAX_CELLS);
-	for (size_t t = 0; o->c.fam_on[0] && t < o->threads.n; t++)
+	for (size_t t = 0; on[MAP_G_MUTEX] && t < o->threads.n; t++)
 		for (size_t c = 0; c < o->cs.n; c++)
 			for (size_t g = 0; g < o->gap.n; g++)
 				cells[n++] = (struct map_cell){
 					.threads = o->threads.v[t],
 					.cs = o->cs.v[c], .gap = o->gap.v[g] };
-	for (size_t t = 0; o->c.fam_on[1] && t < o->threads.n; t++)
+	for (size_t t = 0; on[MAP_G_RWLOCK] && t < o->threads.n; t++)
 		for (size_t g = 0; g < o->rw_gap.n; g++)
 			for (size_t s = 0; s < 4; s++)
 				cells[n++] = (struct map_cell){
@@ -417,6 +455,8 @@ static size_t map_cells(const struct map_opts *o, struct map_cell *cells)
 					.read_pct = map_shares[s] ? map_shares[s]
 								  : 50,
 					.split = !map_shares[s] };
+	if (on[MAP_G_APPS])
+		n += map_app_cells(cells + n);
 	return n;
 }
 
@@ -441,11 +481,13 @@ static void map_experiment(const struct map_cfg *c, const struct map_cell *cell,
 	const struct map_family *f = &c->fam[cell->rw];
 
 	memset(e, 0, sizeof(*e));
-	e->name = cell->rw ? "map/rwlock" : "map/mutex";
+	e->name = cell->pattern ? "map/apps" : cell->rw ? "map/rwlock"
+							  : "map/mutex";
 	e->title = e->name;
 	lb_params_default(&e->p);
 	e->p.workload = LB_W_RATE;
-	e->p.duration_s = map_run_s(c, cell->threads);
+	e->p.duration_s = cell->pattern ? map_app_run_s(c, cell)
+					: map_run_s(c, cell->threads);
 	e->p.cs_relax = cell->cs;
 	e->p.gap_relax = cell->gap;
 	e->p.rd = cell->rw ? cell->read_pct : 0;
@@ -467,9 +509,15 @@ static void map_progress(size_t i, size_t n, const struct map_cell *cell,
 
 	if (!isatty(STDERR_FILENO))
 		return;
-	fprintf(stderr, "\r\033[K[map] cell %zu/%zu: %s %u thr cs %u gap %u | "
-		"%.0f s, ETA %.0f s", i + 1, n, cell->rw ? "rwlock" : "mutex",
-		cell->threads, cell->cs, cell->gap, spent,
+	if (cell->pattern)
+		fprintf(stderr, "\r\033[K[map] cell %zu/%zu: %s %u thr | ",
+			i + 1, n, map_pattern_name(cell->pattern),
+			cell->threads);
+	else
+		fprintf(stderr, "\r\033[K[map] cell %zu/%zu: %s %u thr cs %u "
+			"gap %u | ", i + 1, n, cell->rw ? "rwlock" : "mutex",
+			cell->threads, cell->cs, cell->gap);
+	fprintf(stderr, "%.0f s, ETA %.0f s", spent,
 		i ? spent / (double)i * (double)(n - i) : 0.0);
 	fflush(stderr);
 }
@@ -484,6 +532,8 @@ static int map_run_cell(const struct map_cfg *c, struct map_result *r)
 	r->res.runs = calloc(e->nlocks * e->reps, sizeof(*r->res.runs));
 	if (!r->res.runs)
 		return -1;
+	for (size_t l = 0; l < e->nlocks; l++)
+		r->skip[l] = !map_app_runs(&r->cell, e->locks[l]);
 	for (unsigned rep = 0; rep < e->reps; rep++)
 		for (size_t l = 0; l < e->nlocks; l++) {
 			struct lb_run *out = lb_res_at(&r->res, l, 0, rep);
@@ -491,13 +541,22 @@ static int map_run_cell(const struct map_cfg *c, struct map_result *r)
 			const char *env = f->locks[l].env;
 			long old[MAP_NTUNABLES];
 
+			if (r->skip[l]) {
+				out->status = LB_RUN_DNF; /* no figures */
+				continue;
+			}
 			if (c->dropin) {
 				map_dropin_run(c, &f->locks[l], &r->cell, out);
 				continue;
 			}
 			if (env)
 				map_tunables_apply(env, old);
-			lb_run_once(e, e->locks[l], r->cell.threads, rep, out);
+			if (r->cell.pattern)
+				map_app_run(&r->cell, e->locks[l], e->p.duration_s,
+					    rep, out);
+			else
+				lb_run_once(e, e->locks[l], r->cell.threads,
+					    rep, out);
 			if (env)
 				map_tunables_restore(old);
 		}

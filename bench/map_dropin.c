@@ -12,8 +12,11 @@
  * interposition cost alone.  `library` runs the same workload on the
  * library's own lock (tp-mutex / qrwlock, the drop-in's defaults) in the
  * same kind of child, without the shim: dropin against library is what the
- * shim's path costs (the target: at most 1 ns uncontended).  The child prints
- * its lb_run on one line.
+ * shim's path costs (the target: at most 1 ns uncontended).  An app cell's
+ * child runs its pattern (map_apps.c) with the same lock, which there
+ * names the condition variables too: glibc's pthread_cond_*, through the
+ * shim in a preloaded child, or the TP condvar for `library`.  The child
+ * prints its lb_run on one line.
  */
 #include <inttypes.h>
 #include <libgen.h>
@@ -80,7 +83,7 @@ void map_dropin_paths(struct map_cfg *c)
 
 /* The run a child does, on one line: what map_cell_child_main parses
  * (then ",LOCK": the registry's lock the child runs). */
-#define MAP_CELL_FMT "%d,%u,%u,%u,%u,%d,%lf"
+#define MAP_CELL_FMT "%d,%u,%u,%u,%u,%d,%u,%lf"
 
 void map_dropin_run(const struct map_cfg *c, const struct map_lock *ml,
 		    const struct map_cell *cell, struct lb_run *out)
@@ -95,7 +98,9 @@ void map_dropin_run(const struct map_cfg *c, const struct map_lock *ml,
 		 ml->preload ? c->shim : "", ml->preload ? "' " : "",
 		 ml->env ? ml->env : "", ml->env ? " " : "", c->self, cell->rw,
 		 cell->threads, cell->cs, cell->gap, cell->read_pct,
-		 cell->split, map_run_s(c, cell->threads), ml->lk->name);
+		 cell->split, cell->pattern,
+		 cell->pattern ? map_app_run_s(c, cell)
+			       : map_run_s(c, cell->threads), ml->lk->name);
 	memset(out, 0, sizeof(*out));
 	p = popen(cmd, "r");
 	if (!p) {
@@ -130,14 +135,19 @@ int map_cell_child_main(const char *spec)
 	double dur;
 
 	if (sscanf(spec, MAP_CELL_FMT ",%63s", &rw, &cell.threads, &cell.cs,
-		   &cell.gap, &cell.read_pct, &split, &dur, name) < 7 ||
+		   &cell.gap, &cell.read_pct, &split, &cell.pattern, &dur,
+		   name) < 8 ||
 	    !cell.threads || cell.threads > LB_MAX_THREADS ||
-	    cell.read_pct > 100 || dur <= 0)
+	    cell.read_pct > 100 || dur <= 0 ||
+	    cell.pattern >= MAP_NR_PATTERNS || (cell.pattern && rw))
 		lb_usage_error("--cell: malformed '%s'", spec);
 	lk = lb_lock_find(*name ? name
 				: rw ? "pthread-rwlock" : "pthread-mutex");
 	if (!lk)
 		lb_usage_error("--cell: no lock '%s'", name);
+	if (!map_app_runs(&cell, lk))
+		lb_usage_error("--cell: %s has no condition variable for %s",
+			       name, map_pattern_name(cell.pattern));
 	memset(&e, 0, sizeof(e));
 	lb_params_default(&e.p);
 	e.p.workload = LB_W_RATE;
@@ -151,7 +161,10 @@ int map_cell_child_main(const char *spec)
 	e.locks[0] = lk;
 	e.nlocks = 1;
 	e.reps = 1;
-	lb_run_once(&e, e.locks[0], cell.threads, 0, &r);
+	if (cell.pattern)
+		map_app_run(&cell, lk, dur, 0, &r);
+	else
+		lb_run_once(&e, e.locks[0], cell.threads, 0, &r);
 	printf("%.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
 	       "%" PRIu64 " %" PRIu64 " %.17g\n", r.kops, r.thr_min, r.thr_avg,
 	       r.thr_max, r.rd_rate, r.wr_rate, r.wait_p50_ns, r.wait_p99_ns,

@@ -27,6 +27,13 @@ double map_fig_p99(const struct lb_run *r) { return r->wait_p99_ns; }
 double map_fig_max(const struct lb_run *r) { return r->wait_max_ns; }
 double map_fig_cpu(const struct lb_run *r) { return r->cpu_busy; }
 
+/* Operations per CPU-second the process used: the rate over the CPUs it
+ * kept busy (-1 without a CPU figure). */
+double map_fig_ops_per_cpu(const struct lb_run *r)
+{
+	return r->cpu_busy > 0 ? r->kops * 1000.0 / r->cpu_busy : -1;
+}
+
 static const char *map_lock_name(const struct map_cfg *c, bool rw, size_t l)
 {
 	return c->fam[rw].locks[l].name;
@@ -56,7 +63,8 @@ static void map_heat_cell(FILE *f, const struct map_result *r, size_t l,
 
 static bool map_cell_eq(const struct map_cell *a, const struct map_cell *b)
 {
-	return a->rw == b->rw && a->threads == b->threads && a->cs == b->cs &&
+	return a->rw == b->rw && a->pattern == b->pattern &&
+	       a->threads == b->threads && a->cs == b->cs &&
 	       a->gap == b->gap && a->split == b->split &&
 	       (!a->rw || a->read_pct == b->read_pct);
 }
@@ -70,9 +78,9 @@ static const struct map_result *map_find(const struct map_result *r, size_t n,
 	return NULL;
 }
 
-/* Distinct values of one axis among a family's cells, in run order. */
-static size_t map_axis_values(const struct map_result *r, size_t n, bool rw,
-			      size_t off, unsigned *v)
+/* Distinct values of one axis among a group's cells, in run order. */
+static size_t map_axis_values(const struct map_result *r, size_t n,
+			      enum map_group g, size_t off, unsigned *v)
 {
 	size_t k = 0;
 
@@ -80,7 +88,7 @@ static size_t map_axis_values(const struct map_result *r, size_t n, bool rw,
 		unsigned x;
 		size_t j;
 
-		if (r[i].cell.rw != rw)
+		if (map_group_of(&r[i].cell) != g)
 			continue;
 		memcpy(&x, (const char *)&r[i].cell + off, sizeof(x));
 		for (j = 0; j < k && v[j] != x; j++)
@@ -96,11 +104,11 @@ static void map_heat_mutex(FILE *f, const struct map_cfg *c,
 			   bool color)
 {
 	unsigned th[MAP_MAX_CELLS], cs[MAP_MAX_CELLS], gap[MAP_MAX_CELLS];
-	size_t nt = map_axis_values(r, n, false,
+	size_t nt = map_axis_values(r, n, MAP_G_MUTEX,
 				    offsetof(struct map_cell, threads), th);
-	size_t nc = map_axis_values(r, n, false, offsetof(struct map_cell, cs),
-				    cs);
-	size_t ng = map_axis_values(r, n, false,
+	size_t nc = map_axis_values(r, n, MAP_G_MUTEX,
+				    offsetof(struct map_cell, cs), cs);
+	size_t ng = map_axis_values(r, n, MAP_G_MUTEX,
 				    offsetof(struct map_cell, gap), gap);
 
 	fprintf(f, "\nmutex %s / %s\nthreads   cs |", map_lock_name(c, 0, l),
@@ -131,21 +139,25 @@ static void map_heat_rw(FILE *f, const struct map_cfg *c,
 {
 	static const unsigned pct[] = { 50, 90, 99, 50 };
 	unsigned th[MAP_MAX_CELLS], gap[MAP_MAX_CELLS];
-	size_t nt = map_axis_values(r, n, true,
+	size_t nt = map_axis_values(r, n, MAP_G_RWLOCK,
 				    offsetof(struct map_cell, threads), th);
-	size_t ng = map_axis_values(r, n, true,
+	size_t ng = map_axis_values(r, n, MAP_G_RWLOCK,
 				    offsetof(struct map_cell, gap), gap);
+	unsigned cs = 0;
 
+	for (size_t i = 0; i < n; i++)
+		if (map_group_of(&r[i].cell) == MAP_G_RWLOCK)
+			cs = r[i].cell.cs;
 	fprintf(f, "\nrwlock %s / %s (cs %u)\nthreads  gap |   r50%%   r90%%"
 		"   r99%%  split\n", map_lock_name(c, 1, l),
-		map_lock_name(c, 1, 0), r[n - 1].cell.cs);
+		map_lock_name(c, 1, 0), cs);
 	for (size_t t = 0; t < nt; t++)
 		for (size_t g = 0; g < ng; g++) {
 			fprintf(f, "%7u %4u |", th[t], gap[g]);
 			for (size_t s = 0; s < 4; s++) {
 				struct map_cell want = { .rw = true,
 					.threads = th[t], .gap = gap[g],
-					.cs = r[n - 1].cell.cs,
+					.cs = cs,
 					.read_pct = pct[s], .split = s == 3 };
 				const struct map_result *x = map_find(r, n, &want);
 
@@ -158,12 +170,60 @@ static void map_heat_rw(FILE *f, const struct map_cfg *c,
 		}
 }
 
+/* The app cells: one row per cell, per lock its throughput ratio to glibc
+ * and its ratio of operations per CPU-second ('-': the lock has no
+ * condition variable to run the cell with). */
+static void map_heat_apps(FILE *f, const struct map_cfg *c,
+			  const struct map_result *r, size_t n, bool color)
+{
+	const struct map_family *fam = &c->fam[0];
+	bool col[LB_MAX_LOCKS] = { false };
+
+	/* Only the locks some app cell runs. */
+	for (size_t i = 0; i < n; i++)
+		for (size_t l = 1; map_group_of(&r[i].cell) == MAP_G_APPS &&
+				   l < fam->nlocks; l++)
+			col[l] |= !r[i].skip[l];
+	fprintf(f, "\napps / %s: throughput ratio, then ops per CPU-second "
+		"ratio\n%-20s |", map_lock_name(c, 0, 0), "cell");
+	for (size_t l = 1; l < fam->nlocks; l++)
+		if (col[l])
+			fprintf(f, " %14.14s", fam->locks[l].name);
+	fputc('\n', f);
+	for (size_t i = 0; i < n; i++) {
+		if (map_group_of(&r[i].cell) != MAP_G_APPS)
+			continue;
+		fprintf(f, "%-13s %2u thr |", map_pattern_name(r[i].cell.pattern),
+			r[i].cell.threads);
+		for (size_t l = 1; l < fam->nlocks; l++) {
+			struct lb_spread e = lb_summary_ratio(&r[i].res, l, 0, 0,
+							      map_fig_ops_per_cpu);
+
+			if (!col[l])
+				continue;
+			if (r[i].skip[l]) {
+				fprintf(f, " %14s", "-");
+				continue;
+			}
+			fputs("   ", f);
+			map_heat_cell(f, &r[i], l, color);
+			if (e.n)
+				fprintf(f, "%5.2f", e.med);
+			else
+				fprintf(f, "%5s", "-");
+		}
+		fputc('\n', f);
+	}
+}
+
 /* One line per lock: how many cells meet glibc, the worst ratio, the
  * worst fairness, the worst p99 wait against glibc's and the range of CPUs
  * it kept busy (a lock whose waiters never sleep keeps all of them). */
 static void map_summary(FILE *f, const struct map_cfg *c,
-			const struct map_result *r, size_t n, bool rw, size_t l)
+			const struct map_result *r, size_t n, enum map_group g,
+			size_t l)
 {
+	bool rw = g == MAP_G_RWLOCK;
 	unsigned cells = 0, ok = 0;
 	double worst = 1e300, best = 0, fair = 1e300, p99x = 0;
 	double rd = 1e300, wr = 1e300, cpu_lo = 1e300, cpu_hi = -1;
@@ -172,7 +232,7 @@ static void map_summary(FILE *f, const struct map_cfg *c,
 	for (size_t i = 0; i < n; i++) {
 		struct lb_spread q, s, p, pb, u;
 
-		if (r[i].cell.rw != rw)
+		if (map_group_of(&r[i].cell) != g || r[i].skip[l])
 			continue;
 		q = lb_summary_ratio(&r[i].res, l, 0, 0, lb_fig_kops);
 		s = lb_summary_figure(&r[i].res, l, 0, map_fig_slowest);
@@ -214,7 +274,10 @@ static void map_summary(FILE *f, const struct map_cfg *c,
 		return;
 	fprintf(f, "  %-22s %3u/%-3u cells >= 0.95x", map_lock_name(c, rw, l),
 		ok, cells);
-	if (wc)
+	if (wc && wc->pattern)
+		fprintf(f, ", worst %.2fx (%s %u thr)", worst,
+			map_pattern_name(wc->pattern), wc->threads);
+	else if (wc)
 		fprintf(f, ", worst %.2fx (%u thr cs %u gap %u%s)", worst,
 			wc->threads, wc->cs, wc->gap,
 			rw ? (wc->split ? " split" : wc->read_pct == 99 ? " r99"
@@ -236,26 +299,32 @@ static void map_summary(FILE *f, const struct map_cfg *c,
 void map_out_heat(FILE *f, const struct map_cfg *c,
 		  const struct map_result *r, size_t n, bool color)
 {
+	static const char *const gname[MAP_NR_GROUPS] = { "mutex", "rwlock",
+							  "apps" };
+
 	fprintf(f, "lockbench map (%s%s): throughput ratio to glibc, median of "
-		"%u interleaved reps of %.2g s (x threads/8 above 8 threads); '!' ="
-		" slowest thread below %.0f%%"
+		"%u interleaved reps of %.2g s (x threads/8 above 8 threads; app"
+		" cells x2); '!' = slowest thread below %.0f%%"
 		" of the mean; g = gap pauses; glibc-again = glibc run twice (its"
 		" ratios are the noise)\n", c->short_mode ? "short" : "full",
 		c->dropin ? ", drop-in" : "", c->reps, c->duration_s,
 		MAP_FAIR_FLOOR * 100);
-	for (int rw = 0; rw < 2; rw++) {
+	for (int g = 0; g < MAP_NR_GROUPS; g++) {
+		int rw = g == MAP_G_RWLOCK;
 		bool any = false;
 
 		for (size_t i = 0; i < n; i++)
-			any |= r[i].cell.rw == rw;
+			any |= map_group_of(&r[i].cell) == (enum map_group)g;
 		if (!any)
 			continue;
-		for (size_t l = 1; l < c->fam[rw].nlocks; l++)
+		if (g == MAP_G_APPS)
+			map_heat_apps(f, c, r, n, color);
+		for (size_t l = 1; g != MAP_G_APPS && l < c->fam[rw].nlocks; l++)
 			rw ? map_heat_rw(f, c, r, n, l, color)
 			   : map_heat_mutex(f, c, r, n, l, color);
-		fprintf(f, "\nsummary (%s):\n", rw ? "rwlock" : "mutex");
+		fprintf(f, "\nsummary (%s):\n", gname[g]);
 		for (size_t l = 0; l < c->fam[rw].nlocks; l++)
-			map_summary(f, c, r, n, rw, l);
+			map_summary(f, c, r, n, (enum map_group)g, l);
 	}
 }
 
@@ -351,23 +420,41 @@ static void map_json_lock(FILE *f, const struct map_cfg *c,
 	map_json_spread(f, lb_summary_figure(res, l, 0, lb_fig_wr_rate));
 	fputs(",\n         \"cpu_busy\": ", f);
 	map_json_spread(f, lb_summary_figure(res, l, 0, map_fig_cpu));
+	fputs(", \"ops_per_cpu_s\": ", f);
+	map_json_spread(f, lb_summary_figure(res, l, 0, map_fig_ops_per_cpu));
+	fputs(",\n         \"ops_per_cpu_s_ratio_to_glibc\": ", f);
+	map_json_spread(f, lb_summary_ratio(res, l, 0, 0, map_fig_ops_per_cpu));
 	fputs("}", f);
 }
 
 static void map_json_cell(FILE *f, const struct map_cfg *c,
 			  const struct map_result *r)
 {
-	fprintf(f, "    {\"family\": \"%s\", \"threads\": %u, \"cs_pauses\": %u, "
-		"\"gap_pauses\": %u, \"read_pct\": %u, \"split\": %s,\n"
-		"     \"locks\": [\n", r->cell.rw ? "rwlock" : "mutex",
-		r->cell.threads, r->cell.cs, r->cell.gap,
-		r->cell.rw ? r->cell.read_pct : 0,
-		r->cell.split ? "true" : "false");
-	for (size_t l = 0; l < r->e.nlocks; l++) {
-		map_json_lock(f, c, r, l);
-		fputs(l + 1 < r->e.nlocks ? ",\n" : "\n", f);
+	bool first = true;
+
+	if (r->cell.pattern) {
+		fprintf(f, "    {\"family\": \"apps\", \"pattern\": \"%s\", "
+			"\"threads\": %u, \"setup\": {",
+			map_pattern_name(r->cell.pattern), r->cell.threads);
+		map_app_setup_json(f, &r->cell);
+		fputs("},\n     \"locks\": [\n", f);
+	} else {
+		fprintf(f, "    {\"family\": \"%s\", \"threads\": %u, "
+			"\"cs_pauses\": %u, \"gap_pauses\": %u, \"read_pct\": "
+			"%u, \"split\": %s,\n     \"locks\": [\n",
+			r->cell.rw ? "rwlock" : "mutex", r->cell.threads,
+			r->cell.cs, r->cell.gap,
+			r->cell.rw ? r->cell.read_pct : 0,
+			r->cell.split ? "true" : "false");
 	}
-	fputs("     ]}", f);
+	for (size_t l = 0; l < r->e.nlocks; l++) {
+		if (r->skip[l])
+			continue;
+		fputs(first ? "" : ",\n", f);
+		map_json_lock(f, c, r, l);
+		first = false;
+	}
+	fputs("\n     ]}", f);
 }
 
 int map_out_json(const char *path, const struct map_cfg *c,

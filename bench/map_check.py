@@ -1,12 +1,25 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Runs a tiny `lockbench map` and checks its JSON document: the machine
-is recorded, every cell of the requested grid is there, each lock has its
-figures and the baseline's ratio to itself is 1.
+"""Runs a tiny `lockbench map` and checks its JSON document: it is valid
+against bench/lockbench-map.schema.json, the machine is recorded, every
+cell of the requested grid is there, each lock has its figures and the
+baseline's ratio to itself is 1; app cells (--family apps) run glibc and
+the TP mutex (or the drop-in's columns) and no lock without a condition
+variable.
 usage: map_check.py LOCKBENCH OUT.json CELLS [map options...]"""
 import json
+import os
 import subprocess
 import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import validate_json  # noqa: E402
+
+# Mutexes without a condition variable of their own: never in an app cell.
+NO_COND = {"qspinlock", "ck-mcs", "absl-mutex", "tbb-spin-mutex",
+           "tbb-queuing-mutex", "pthread-spinlock", "ticket", "ttas",
+           "ww-mutex"}
 
 
 def fail(msg):
@@ -25,6 +38,12 @@ def main():
         fail("no summary in the heat table")
     with open(out) as f:
         doc = json.load(f)
+    with open(os.path.join(HERE, "lockbench-map.schema.json")) as f:
+        schema = json.load(f)
+    try:
+        validate_json.validate(schema, doc)
+    except validate_json.Invalid as e:
+        fail("not valid against lockbench-map.schema.json: %s" % e)
     for k in ("cpu_model", "online_cpus", "kernel", "glibc", "date_utc"):
         if k not in doc["machine"]:
             fail("machine lacks " + k)
@@ -36,6 +55,12 @@ def main():
     # not scheduled before the stop flag): then only kops (0) is required.
     for c in doc["cells"]:
         base = c["locks"][0]
+        if c["family"] == "apps":
+            names = [lk["lock"] for lk in c["locks"]]
+            if set(names) & NO_COND or "glibc-again" not in names \
+                    or len(names) < 3:
+                fail("app cell %s %d thr runs %s" % (c["pattern"],
+                                                     c["threads"], names))
         if base["kops"]["med"] > 0 and \
                 abs(base["ratio_to_glibc"]["med"] - 1) > 1e-9:
             fail("baseline ratio %s" % base["ratio_to_glibc"])
@@ -57,6 +82,10 @@ def main():
                 fail("%s: cpu_busy missing in %s" % (lk["lock"], c))
             if not 0 < cpu["med"] <= 1.1 * doc["machine"]["online_cpus"]:
                 fail("%s: cpu_busy %s" % (lk["lock"], cpu))
+            if not lk.get("ops_per_cpu_s") or (
+                    base["kops"]["med"] > 0 and
+                    not lk.get("ops_per_cpu_s_ratio_to_glibc")):
+                fail("%s: no ops per CPU-second in %s" % (lk["lock"], c))
     print("map_check: ok, %d cells" % cells)
 
 

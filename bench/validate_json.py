@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: MIT
 """Validate a JSON document against a JSON Schema (draft 2020-12), stdlib only.
 
-Supports the subset bench/lockbench.schema.json uses: type, const, enum,
+Supports the subset bench/lockbench.schema.json and
+bench/lockbench-map.schema.json use: type, const, enum,
 properties, required, additionalProperties (bool or schema), items,
 minItems, minimum, maximum, anyOf, $ref to "#/$defs/...".  Any other
 keyword is an error, so the schema cannot silently use something this
 validator ignores.
 
 usage: validate_json.py SCHEMA DOCUMENT
-       validate_json.py --self-test SCHEMA   (checks that drift is caught)
+       validate_json.py --self-test SCHEMA   (checks that drift is caught;
+                                              either schema)
 """
 import json
 import sys
@@ -165,9 +167,56 @@ def sample_document():
                             "ratio_to_baseline": spread, "runs": [run]}]}]}
 
 
+def sample_map():
+    """A `lockbench map --json` document: one grid cell, one app cell."""
+    spread = {"med": 1.0, "min": 0.9, "max": 1.1, "n": 3}
+
+    def lock(name):
+        return {"lock": name, "kops": spread, "ratio_to_glibc": spread,
+                "slowest_share": spread, "wait_p50_ns": spread,
+                "wait_p99_ns": spread, "wait_max_ns": spread,
+                "reader_rate": None, "writer_rate": spread,
+                "cpu_busy": spread, "ops_per_cpu_s": spread,
+                "ops_per_cpu_s_ratio_to_glibc": spread}
+    return {"schema": "qlock-lockbench-map/1", "lockbench_version": "1.0",
+            "grid": "short", "dropin": False, "reps": 3, "duration_s": 0.1,
+            "run_s": "duration_s x max(1, threads / 8)", "wall_s": 1.5,
+            "machine": {"cpu_model": "x", "online_cpus": 2, "kernel": "6",
+                        "arch": "x86_64", "glibc": "2.36",
+                        "date_utc": "2000-01-01T00:00:00Z"},
+            "wait_timestamp": {"source": "rdtsc", "cost_ns": 7.5,
+                               "ticks_per_ns": 2.1},
+            "cells": [
+                {"family": "mutex", "threads": 2, "cs_pauses": 1,
+                 "gap_pauses": 0, "read_pct": 0, "split": False,
+                 "locks": [lock("pthread-mutex"), lock("tp-mutex")]},
+                {"family": "apps", "pattern": "cond-queue", "threads": 4,
+                 "setup": {"producers": 2, "consumers": 2, "capacity": 16},
+                 "locks": [lock("pthread-mutex"), lock("tp-mutex")]}]}
+
+
+MAP_DRIFTS = [
+    lambda d: d.pop("machine"),
+    lambda d: d.update(grid="tiny"),
+    lambda d: d["cells"][0].pop("cs_pauses"),
+    lambda d: d["cells"][0].update(family="spin"),
+    lambda d: d["cells"][1].update(pattern="holder-naps"),
+    lambda d: d["cells"][1].pop("setup"),
+    lambda d: d["cells"][1]["setup"].pop("capacity"),
+    lambda d: d["cells"][1]["setup"].update(capacity=0),
+    lambda d: d["cells"][1].update(cs_pauses=1),
+    lambda d: d["cells"][1]["locks"][0].pop("kops"),
+    lambda d: d["cells"][1]["locks"][0]["ops_per_cpu_s"].update(n=0),
+    lambda d: d["cells"][1]["locks"][1].update(extra=1),
+    lambda d: d["cells"][1].update(locks=[]),
+]
+
+
 def self_test(schema):
     """The validator must accept a good document and reject each drift."""
-    validate(schema, sample_document())
+    if schema.get("properties", {}).get("schema", {}).get("const") == \
+            "qlock-lockbench-map/1":
+        return drift_test(schema, sample_map, MAP_DRIFTS)
     drifts = [
         lambda d: d.pop("notes"),
         lambda d: d.update(extra=1),
@@ -180,8 +229,13 @@ def self_test(schema):
         lambda d: d["experiments"][0]["params"].update(data="far"),
         lambda d: d.update(schema="qlock-lockbench/2"),
     ]
+    return drift_test(schema, sample_document, drifts)
+
+
+def drift_test(schema, sample, drifts):
+    validate(schema, sample())
     for i, drift in enumerate(drifts):
-        doc = sample_document()
+        doc = sample()
         drift(doc)
         try:
             validate(schema, doc)

@@ -203,6 +203,52 @@ def check_map_nulls():
         fail("the stuck lock's cells are not '-': %r" % rows)
 
 
+def check_map_apps():
+    """App cells (family "apps") are a section of their own: one row per
+    cell labelled by pattern and threads, the locks that ran it, '-' for a
+    lock that did not, and their ops per CPU-second against glibc's."""
+    sys.path.insert(0, HERE)
+    import qlock_report
+    import report_map
+    with open(MAPS[0]) as f:
+        m = json.load(f)
+    src = [c for c in m["cells"] if c["family"] == "mutex"][-1]
+    want = {"glibc-again": 0.97, "tp-mutex": 0.61}
+    for pattern, threads, names in (
+            ("holder-yields", 16, ("pthread-mutex", "glibc-again",
+                                   "tp-mutex")),
+            ("cond-queue", 4, ("pthread-mutex", "glibc-again"))):
+        locks = [dict(lk) for lk in src["locks"] if lk["lock"] in names]
+        for lk in locks:
+            v = want.get(lk["lock"], 1.0)
+            lk["ops_per_cpu_s_ratio_to_glibc"] = {"med": v, "min": v,
+                                                  "max": v, "n": 3}
+        m["cells"].append({"family": "apps", "pattern": pattern,
+                           "threads": threads, "setup": {}, "locks": locks})
+    try:
+        report_map.check_map(m)
+    except ValueError as err:
+        fail("a map with app cells is refused: %s" % err)
+    doc = qlock_report.Doc()
+    report_map.add_map_section(doc, MAPS[0], m)
+    md = doc.markdown()
+    doc.html(None)
+    heat = md_rows(md, "apps: throughput / `pthread-mutex`, median [per-rep "
+                   "min..max]; above 1 is faster than glibc")
+    if [r[0] for r in heat] != ["holder-yields, 16 thr", "cond-queue, 4 thr"]:
+        fail("apps heat rows %r" % heat)
+    if heat[1][2] != "-" or heat[0][2] == "-":
+        fail("apps heat: tp-mutex ran the first cell only: %r" % heat)
+    per_cpu = md_rows(md, "apps: operations per CPU-second / "
+                      "`pthread-mutex`'s (median ratio; above 1 does the "
+                      "work on fewer CPU cycles)")
+    if per_cpu != [["holder-yields, 16 thr", "0.97", "0.61"],
+                   ["cond-queue, 4 thr", "0.97", "-"]]:
+        fail("apps ops per CPU-second rows %r" % per_cpu)
+    if "Noise (apps): `glibc-again`" not in md:
+        fail("no A/A noise line for the app cells")
+
+
 def bad_maps(out):
     """A missing, a truncated and a foreign map file, under out."""
     os.makedirs(out, exist_ok=True)
@@ -256,6 +302,7 @@ def check_map_section(res, md, page, bad):
 
 def main(lockbench, fixture, out):
     check_map_nulls()
+    check_map_apps()
     bad = bad_maps(out + "-bad-maps")
     res, md, page = report(lockbench, fixture, out, MAPS + bad)
     check_map_section(res, md, page, bad)

@@ -42,6 +42,10 @@ target passes, 1 otherwise, 2 on bad input.  The rules (docs/performance.md,
   and the pthread driver) differ by more than that (+-10 % of ~80 ns), so
   a MISS there may be noise.
 
+The app cells (family "apps": the holder yields or sleeps, a condition
+variable queue, the GIL hand-off) have no target here: the rules are the
+grid's, read off its cells only.
+
 Under the drop-in checks (ratio, slowest thread, p99, max) and the TP
 rwlock's mixed cells a line `A/A:` gives how many cells glibc-again, the
 map's second run of glibc, passes through the same check, and a missed
@@ -63,6 +67,7 @@ SLOWEST = 0.30        # slowest thread's share of the mean
 P99_FLOOR_NS = 1000.0
 STARVED = 0.01        # a side below 1 % of the other's per-thread rate
 CONTROL = "glibc-again"  # lockbench map's A/A column
+GRID = ("mutex", "rwlock")  # the families the targets are about
 
 
 def load(path):
@@ -140,12 +145,13 @@ def ceilings(d, base):
     """Per cell key: the ceiling rate (kops) from base's 1-thread cells."""
     cores = d["machine"].get("online_cpus") or 1
     r1 = {}
-    for c in d["cells"]:
+    cells = [c for c in d["cells"] if c["family"] in GRID]
+    for c in cells:
         if c["threads"] == 1 and lock(c, base):
             r1[(c["family"], c["cs_pauses"], c["gap_pauses"], c["read_pct"],
                 c["split"])] = med(lock(c, base), "kops")
     out = {}
-    for c in d["cells"]:
+    for c in cells:
         k1 = (c["family"], c["cs_pauses"], c["gap_pauses"], c["read_pct"],
               c["split"])
         if k1 not in r1:

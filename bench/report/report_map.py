@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 """The performance map (`lockbench map --json`, docs/performance.md) in the
-report's machine section: per family (mutex, rwlock) a heat table of each
-lock's throughput ratio to glibc per cell (median [per-rep min..max]), the
-slowest thread's share of the mean rate, and the wait p99 against glibc's;
-plus one line on how noisy the run was, from the glibc-again A/A column.
+report's machine section: per family (mutex, rwlock, and the app cells,
+apps) a heat table of each lock's throughput ratio to glibc per cell
+(median [per-rep min..max]), the slowest thread's share of the mean rate,
+and the wait p99 against glibc's (app cells: their ops per CPU-second
+against glibc's too); plus one line on how noisy the run was, from the
+glibc-again A/A column.
 
 A cell of a table is text, or (text, css class) where the class colours the
 HTML (heat-*); README.md shows the text only.
@@ -20,6 +22,7 @@ CONTROL = "glibc-again"
 # this share of the mean rate is flagged '!'.
 STARVED_SHARE = 0.30
 AXES = ("threads", "cs_pauses", "gap_pauses")
+FAMILIES = ("mutex", "rwlock", "apps")
 
 HEAT_CSS = """
 td.heat-win2 { background: #7fc97f; } td.heat-win1 { background: #ccebc5; }
@@ -57,9 +60,12 @@ def check_map(doc):
     for i, c in enumerate(cells):
         locks = c.get("locks") if isinstance(c, dict) else None
         if not isinstance(locks, list) or not locks or \
-                c.get("family") not in ("mutex", "rwlock"):
+                c.get("family") not in FAMILIES:
             raise MapError("cell %d has no family or no locks" % i)
-        axes = AXES + (("read_pct",) if c["family"] == "rwlock" else ())
+        if c["family"] == "apps" and not isinstance(c.get("pattern"), str):
+            raise MapError("app cell %d has no pattern" % i)
+        axes = ("threads",) if c["family"] == "apps" else \
+            AXES + (("read_pct",) if c["family"] == "rwlock" else ())
         for axis in axes:
             if not isinstance(c.get(axis), int):
                 raise MapError("cell %d has no %s" % (i, axis))
@@ -90,6 +96,8 @@ def baseline(cell):
 
 
 def cell_label(c):
+    if c["family"] == "apps":
+        return "%s, %d thr" % (c["pattern"], c["threads"])
     s = "%d thr, cs %d, gap %d" % (c["threads"], c["cs_pauses"],
                                    c["gap_pauses"])
     if c["family"] == "rwlock":
@@ -165,6 +173,11 @@ def cpu_cell(lk):
     return "-" if v is None else "%.2f" % v
 
 
+def per_cpu_cell(lk):
+    v = stat(lk, "ops_per_cpu_s_ratio_to_glibc")
+    return "-" if v is None else ("%.2f" % v, heat(v))
+
+
 # ---- the section ---------------------------------------------------------
 
 
@@ -229,6 +242,12 @@ def add_family(doc, m, family, cells):
                   "%s: CPUs busy, CPU-seconds per second of the run "
                   "(median; a lock whose waiters sleep leaves CPUs idle, "
                   "one whose waiters spin keeps them busy)" % family)
+    if family == "apps":
+        rows = [[cell_label(c)] + [per_cpu_cell(find(c, n)) if find(c, n)
+                                   else "-" for n in others] for c in cells]
+        doc.table(["cell"] + others, rows,
+                  "apps: operations per CPU-second / `%s`'s (median "
+                  "ratio; above 1 does the work on fewer CPU cycles)" % base)
     floor = (m.get("wait_timestamp") or {}).get("cost_ns")
     if floor:
         doc.p("The smallest wait the map reports is the cost of its "
@@ -243,8 +262,14 @@ def add_map_section(doc, path, m):
     doc.p(map_params(m, path) + "  Colours: green faster (or waiting less) "
           "than glibc, red slower, grey within 10%; italics: the per-rep "
           "spread covers 1.")
-    for family in ("mutex", "rwlock"):
+    for family in FAMILIES:
         cells = [c for c in m["cells"] if c["family"] == family]
+        if cells and family == "apps":
+            doc.p("The app cells use a mutex as programs do: the holder "
+                  "yields (sysbench threads) or sleeps, producers and "
+                  "consumers meet on condition variables, CPython's GIL is "
+                  "handed over on timed waits (docs/lockbench.md).  Only "
+                  "locks with a condition variable run them.")
         if cells:
             add_family(doc, m, family, cells)
 

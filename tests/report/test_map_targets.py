@@ -9,7 +9,9 @@ the 2 cells, and mark cell A only as missed by glibc-again too.  The
 slowest-thread, p99 and max checks pass and carry their A/A line too;
 without a glibc-again column no A/A line is printed.  A missed ratio
 cell shows the CPUs busy of the lock and of glibc where the map has them
-(maps with `cpu_busy`), and nothing of the kind where it has not.
+(maps with `cpu_busy`), and nothing of the kind where it has not.  App
+cells (family "apps", no cs or gap) are no target's: a map with one, even
+a slow one, checks as the same map without it.
 """
 import json
 import os
@@ -43,6 +45,15 @@ def cell(threads, aa, dropin, control=True, cpu=None):
         del locks[1]
     return {"family": "mutex", "threads": threads, "cs_pauses": 1,
             "gap_pauses": 0, "read_pct": 0, "split": False, "locks": locks}
+
+
+def app_cell(threads, dropin):
+    c = cell(threads, 1.0, dropin)
+    for k in ("cs_pauses", "gap_pauses", "read_pct", "split"):
+        del c[k]
+    c.update(family="apps", pattern="holder-yields",
+             setup={"mutexes": 2})
+    return c
 
 
 def run(cells):
@@ -90,6 +101,11 @@ def main():
     r, lines = run([cell(2, 1.0, 0.90, cpu=(1.04, 1.71))])
     a = next(s for s in lines if "mutex 2 thr cs 1 gap 0: 0.90x" in s)
     assert "CPUs busy 1.71 (glibc 1.04)" in a, a
+
+    plain = run([cell(1, 1.0, 1.0), cell(8, 1.0, 1.5)])
+    apps = run([cell(1, 1.0, 1.0), cell(8, 1.0, 1.5), app_cell(16, 0.5)])
+    assert apps[0].returncode == plain[0].returncode, apps[0].stderr
+    assert apps[1] == plain[1], (apps[1], plain[1])
     print("ok")
     return 0
 

@@ -43,6 +43,7 @@
 #ifdef SHIM_WITH_RWSEM
 #include "qlock/rwsem.h"
 #endif
+#include "state.h" /* the algorithm chosen for each object class */
 
 /* Bytes of pthread_mutex_t a mutex algorithm may use (offset 0..15). */
 #define SHIM_MUTEX_BYTES 16
@@ -70,14 +71,6 @@ _Static_assert(sizeof(qlock_rwsem_t) == 32 &&
 	       offsetof(qlock_rwsem_t, pad) == SHIM_RW_BYTES + 4,
 	       "rwsem: only its OSQ word and padding may lie past SHIM_RW_BYTES");
 #endif
-
-enum shim_malg { MALG_GLIBC, MALG_QSPINLOCK, MALG_TP, MALG_NR };
-enum shim_ralg { RALG_GLIBC, RALG_QRWLOCK, RALG_RWSEM, RALG_TP, RALG_NR };
-enum shim_salg { SALG_GLIBC, SALG_QSPINLOCK, SALG_NR };
-
-extern enum shim_malg shim_malg;
-extern enum shim_ralg shim_ralg;
-extern enum shim_salg shim_salg;
 
 /* ---- polling timed lock, for algorithms without a native one --------- */
 

@@ -57,6 +57,43 @@ static int mutex_destroy(pthread_mutex_t *m)
 }
 
 
+/* fork(): a mutex a parent's thread waited on may record ghost waiters in
+ * the child (fork.c): the first thread that finds it contended, or
+ * unlocks it, in a new generation drops the waiter state and keeps
+ * "held". */
+static __attribute__((noinline)) void mutex_fork_repair(struct qm *q, uint32_t g)
+{
+	if (!shim_fork_claim(&q->gen, g))
+		return;
+	uint32_t v = qa_read(&q->word[0]), n;
+	switch (shim_malg) {
+#ifdef SHIM_WITH_TP
+	case MALG_TP: /* keep the owner, drop WAITERS, SLEEPER and the waiter words */
+		do
+			n = v & ~(QLOCK_TP_WAITERS | QLOCK_TP_SLEEPER);
+		while (!qa_try_cmpxchg(&q->word[0], &v, n));
+		qa_write(&q->word[1], 0); /* serial */
+		qa_write(&q->word[2], 0); /* handoff */
+		qa_write(&q->word[3], 0); /* nval */
+		break;
+#endif
+	default: /* qspinlock: held (1, or 3 = SLOW) stays held; no tail or pending */
+		do
+			n = (v & 0xff) ? 1 : 0;
+		while (!qa_try_cmpxchg(&q->word[0], &v, n));
+		break;
+	}
+	shim_fork_repaired(&q->gen, g);
+}
+
+static inline void mutex_fork_check(struct qm *q)
+{
+	uint32_t g = shim_fork_check();
+
+	if (qa_unlikely(qa_read_acquire(&q->gen) != g))
+		mutex_fork_repair(q, g);
+}
+
 /* mode: 0 block, 1 try, 2 timed (clk/abs) */
 int mutex_acquire(pthread_mutex_t *m, int mode, clockid_t clk,
 		  const struct timespec *abs)

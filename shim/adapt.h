@@ -17,6 +17,11 @@
  * Which algorithms are compiled in is decided by shim/CMakeLists.txt
  * (SHIM_WITH_* definitions), so the shim keeps building while the lock
  * headers land one after another.
+ *
+ * The shim sees the locks through their public headers (include/qlock) and,
+ * for the uncontended paths its entry points inline, the lock families'
+ * fast-path headers (lock/tp_fast.h, lock/qrwlock_fast.h); their slow
+ * paths, spin policy and tunables stay private to src/lock.
  */
 #ifndef QLOCK_SHIM_ADAPT_H
 #define QLOCK_SHIM_ADAPT_H
@@ -32,12 +37,12 @@
 #include "core/futex.h"
 #include "qlock/qspinlock.h"
 #ifdef SHIM_WITH_TP
-#include "lock/tp_internal.h" /* the TP mutex's inline fast paths */
+#include "lock/tp_fast.h" /* the TP locks' inline fast paths */
 #include "qlock/tp_mutex.h"
 #include "qlock/tp_rwlock.h"
 #endif
 #ifdef SHIM_WITH_QRWLOCK
-#include "lock/qrwlock_variants.h" /* the qrwlock's inline fast paths */
+#include "lock/qrwlock_fast.h" /* the qrwlock's inline fast paths */
 #include "qlock/qrwlock.h"
 #endif
 #ifdef SHIM_WITH_RWSEM

@@ -7,11 +7,12 @@
  * This internal header holds what the entry points share: the overlays
  * of glibc's objects, small helpers and the mutex calls the condition
  * variable uses.  One file per object (mutex.c, rwlock.c, cond.c,
- * spin.c).  Below them: config.c (environment, algorithm choice, set-up;
- * config.h), the algorithm adapters (adapt.h), fork.c (fork.h), the
- * statistics (stats.c, lockstat.c, profile.c, report.c) and lockdep, and
- * at the bottom the process-wide state (state.h), which depends on none
- * of them.
+ * spin.c); the shapes of their lock entry points, with the lockdep and
+ * statistics hooks, are written once in entry.h.  Below them: config.c
+ * (environment, algorithm choice, set-up; config.h), the algorithm
+ * adapters (adapt.h), fork.c (fork.h), the statistics (stats.c,
+ * lockstat.c, profile.c, report.c) and lockdep, and at the bottom the
+ * process-wide state (state.h), which depends on none of them.
  *
  * Interposition: every entry point here is an *unversioned* definition.
  * The dynamic linker lets an unversioned definition in an object that

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host.h"
+#include "json.h"
 #include "lb.h"
 
 #define LB_HOST_CMD_MAX 1024
@@ -98,23 +100,6 @@ static unsigned lb_count_dir_entries(const char *dir, const char *prefix)
 			n++;
 	closedir(d);
 	return n;
-}
-
-static void lb_json_kv_str(FILE *f, const char *key, const char *v)
-{
-	fprintf(f, ", \"%s\": ", key);
-	if (v && *v)
-		lb_json_str(f, v);
-	else
-		fputs("null", f);
-}
-
-static void lb_json_kv_count(FILE *f, const char *key, unsigned v)
-{
-	if (v)
-		fprintf(f, ", \"%s\": %u", key, v);
-	else
-		fprintf(f, ", \"%s\": null", key);
 }
 
 /* The compiler that built lockbench (and, in one build, the library). */

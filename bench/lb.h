@@ -8,7 +8,8 @@
  *   summary.c  median, spread, paired ratios        (lb_summary_*)
  *   out_table.c / out_data.c  table, CSV and JSON   (lb_out_*)
  *   presets.c  the seed presets, one table entry each
- *   host.c     the machine description in JSON output
+ *   host.c     the machine description in JSON output   (host.h)
+ *   json.c     JSON values for every JSON document      (json.h)
  *   report.c   `lockbench report`: runs bench/report/qlock_report.py
  */
 #ifndef QLOCK_BENCH_LB_H
@@ -195,8 +196,6 @@ void lb_out_csv(FILE *f, const struct lb_results *r);
 void lb_out_json_begin(FILE *f);
 void lb_out_json_experiment(FILE *f, const struct lb_results *r, bool first);
 void lb_out_json_end(FILE *f, const char *notes);
-/* A JSON string literal, escaped. */
-void lb_json_str(FILE *f, const char *s);
 /* Figure accessors used by tables and summaries. */
 double lb_fig_ms(const struct lb_run *r);
 double lb_fig_kops(const struct lb_run *r);
@@ -207,10 +206,6 @@ double lb_fig_thr_max(const struct lb_run *r);
 double lb_fig_rd_rate(const struct lb_run *r);
 double lb_fig_wr_rate(const struct lb_run *r);
 lb_figure_fn lb_primary_fn(enum lb_workload w);
-
-/* host.c: the machine and command, for the JSON "host" object */
-void lb_host_set_command(int argc, char **argv);
-void lb_host_json(FILE *f);
 
 /* report.c: `lockbench report`, the seed reproduction report */
 int lb_report_main(int argc, char **argv, int first);

@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "host.h"
 #include "lb.h"
 
 int main(int argc, char **argv)

@@ -28,8 +28,6 @@ static const unsigned map_gap_full[] = { 0, 20, 200, 2000 };
 static const unsigned map_gap_short[] = { 0, 200 };
 /* Short rwlock cells: no gap only (where an rwlock's hand-overs cost most). */
 static const unsigned map_rw_gap_short[] = { 0 };
-/* Runs of more threads than this are longer in proportion (map_run_s). */
-#define MAP_RUN_THREADS 8
 /* rwlocks: read share at one critical section length; 0 = split 50%. */
 #define MAP_RW_CS 20
 static const unsigned map_shares[] = { 50, 90, 99, 0 };
@@ -458,20 +456,6 @@ static size_t map_cells(const struct map_opts *o, struct map_cell *cells)
 	if (on[MAP_G_APPS])
 		n += map_app_cells(cells + n);
 	return n;
-}
-
-/*
- * A run's length: -d up to MAP_RUN_THREADS threads, and in proportion
- * beyond, so that an oversubscribed thread still gets several scheduler
- * slices per run.  (At 32 threads on 2 CPUs and 0.15 s, writers of a
- * split cell were still starting up when the run ended: ~1 operation
- * each, for every lock, a fairness figure of the start-up, not the lock.)
- */
-double map_run_s(const struct map_cfg *c, unsigned threads)
-{
-	return threads > MAP_RUN_THREADS
-		       ? c->duration_s * threads / MAP_RUN_THREADS
-		       : c->duration_s;
 }
 
 /* The experiment a cell is: the workload of one run, shared by all. */

@@ -82,8 +82,22 @@ struct map_result {
 	bool skip[LB_MAX_LOCKS];
 };
 
-/* map.c: seconds per run at this thread count */
-double map_run_s(const struct map_cfg *c, unsigned threads);
+/* Runs of more threads than this are longer in proportion (map_run_s). */
+#define MAP_RUN_THREADS 8
+
+/*
+ * A run's length: -d up to MAP_RUN_THREADS threads, and in proportion
+ * beyond, so that an oversubscribed thread still gets several scheduler
+ * slices per run.  (At 32 threads on 2 CPUs and 0.15 s, writers of a
+ * split cell were still starting up when the run ended: ~1 operation
+ * each, for every lock, a fairness figure of the start-up, not the lock.)
+ */
+static inline double map_run_s(const struct map_cfg *c, unsigned threads)
+{
+	return threads > MAP_RUN_THREADS
+		       ? c->duration_s * threads / MAP_RUN_THREADS
+		       : c->duration_s;
+}
 
 /* map_dropin.c */
 void map_dropin_paths(struct map_cfg *c);

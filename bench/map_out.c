@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "map.h"
 #include "waittime.h"
 
@@ -330,18 +331,6 @@ void map_out_heat(FILE *f, const struct map_cfg *c,
 
 /* ---- JSON --------------------------------------------------------------- */
 
-static void map_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*s >= 0x20)
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void map_json_spread(FILE *f, struct lb_spread s)
 {
 	if (!s.n)
@@ -382,16 +371,16 @@ static void map_json_machine(FILE *f)
 	uname(&u);
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	fputs("  \"machine\": {\"cpu_model\": ", f);
-	map_json_str(f, cpu);
+	lb_json_str(f, cpu);
 	fprintf(f, ", \"online_cpus\": %ld, \"kernel\": ",
 		sysconf(_SC_NPROCESSORS_ONLN));
-	map_json_str(f, u.release);
+	lb_json_str(f, u.release);
 	fputs(", \"arch\": ", f);
-	map_json_str(f, u.machine);
+	lb_json_str(f, u.machine);
 	fputs(", \"glibc\": ", f);
-	map_json_str(f, gnu_get_libc_version());
+	lb_json_str(f, gnu_get_libc_version());
 	fputs(", \"date_utc\": ", f);
-	map_json_str(f, date);
+	lb_json_str(f, date);
 	fputs("},\n", f);
 }
 
@@ -401,7 +390,7 @@ static void map_json_lock(FILE *f, const struct map_cfg *c,
 	const struct lb_results *res = &r->res;
 
 	fputs("        {\"lock\": ", f);
-	map_json_str(f, map_lock_name(c, r->cell.rw, l));
+	lb_json_str(f, map_lock_name(c, r->cell.rw, l));
 	fputs(", \"kops\": ", f);
 	map_json_spread(f, lb_summary_figure(res, l, 0, lb_fig_kops));
 	fputs(",\n         \"ratio_to_glibc\": ", f);
@@ -475,7 +464,7 @@ int map_out_json(const char *path, const struct map_cfg *c,
 		c->reps, c->duration_s, wall_s);
 	map_json_machine(f);
 	fputs("  \"wait_timestamp\": {\"source\": ", f);
-	map_json_str(f, lb_stamp_source());
+	lb_json_str(f, lb_stamp_source());
 	fprintf(f, ", \"cost_ns\": %.2f, \"ticks_per_ns\": %.4f},\n",
 		lb_stamp_cost_ns(), lb_stamp_ticks_per_ns());
 	fputs("  \"cells\": [\n", f);

@@ -8,12 +8,13 @@
  * Notes (skipped locks, ...) go to stdout as "note:" lines for tables,
  * into the "notes" array for JSON and to stderr for CSV.
  */
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "host.h"
+#include "json.h"
 #include "lb.h"
 
 #define LB_JSON_SCHEMA_ID "qlock-lockbench/1"
@@ -71,29 +72,6 @@ void lb_out_csv(FILE *f, const struct lb_results *r)
 }
 
 /* ---- JSON --------------------------------------------------------------- */
-
-void lb_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
-/* JSON has no inf/nan, and "none" is spelled null. */
-static void lb_json_num(FILE *f, double v, bool present)
-{
-	if (present && isfinite(v))
-		fprintf(f, "%.10g", v);
-	else
-		fputs("null", f);
-}
 
 static void lb_json_spread(FILE *f, struct lb_spread s)
 {

@@ -17,6 +17,11 @@
  * Which algorithms are compiled in is decided by shim/CMakeLists.txt
  * (SHIM_WITH_* definitions), so the shim keeps building while the lock
  * headers land one after another.
+ *
+ * The shim sees the locks through their public headers (include/qlock) and,
+ * for the uncontended paths its entry points inline, the lock families'
+ * fast-path headers (lock/tp_fast.h, lock/qrwlock_fast.h); their slow
+ * paths, spin policy and tunables stay private to src/lock.
  */
 #ifndef QLOCK_SHIM_ADAPT_H
 #define QLOCK_SHIM_ADAPT_H
@@ -32,17 +37,18 @@
 #include "core/futex.h"
 #include "qlock/qspinlock.h"
 #ifdef SHIM_WITH_TP
-#include "lock/tp_internal.h" /* the TP mutex's inline fast paths */
+#include "lock/tp_fast.h" /* the TP locks' inline fast paths */
 #include "qlock/tp_mutex.h"
 #include "qlock/tp_rwlock.h"
 #endif
 #ifdef SHIM_WITH_QRWLOCK
-#include "lock/qrwlock_variants.h" /* the qrwlock's inline fast paths */
+#include "lock/qrwlock_fast.h" /* the qrwlock's inline fast paths */
 #include "qlock/qrwlock.h"
 #endif
 #ifdef SHIM_WITH_RWSEM
 #include "qlock/rwsem.h"
 #endif
+#include "state.h" /* the algorithm chosen for each object class */
 
 /* Bytes of pthread_mutex_t a mutex algorithm may use (offset 0..15). */
 #define SHIM_MUTEX_BYTES 16
@@ -70,14 +76,6 @@ _Static_assert(sizeof(qlock_rwsem_t) == 32 &&
 	       offsetof(qlock_rwsem_t, pad) == SHIM_RW_BYTES + 4,
 	       "rwsem: only its OSQ word and padding may lie past SHIM_RW_BYTES");
 #endif
-
-enum shim_malg { MALG_GLIBC, MALG_QSPINLOCK, MALG_TP, MALG_NR };
-enum shim_ralg { RALG_GLIBC, RALG_QRWLOCK, RALG_RWSEM, RALG_TP, RALG_NR };
-enum shim_salg { SALG_GLIBC, SALG_QSPINLOCK, SALG_NR };
-
-extern enum shim_malg shim_malg;
-extern enum shim_ralg shim_ralg;
-extern enum shim_salg shim_salg;
 
 /* ---- polling timed lock, for algorithms without a native one --------- */
 
@@ -158,60 +156,85 @@ static inline bool shim_qs_trylock(qlock_spinlock_t *l)
 	}
 }
 
+/* ---- the dispatch ------------------------------------------------------ */
+
+/*
+ * Every adapter below is one switch over the algorithm the process runs,
+ * written once here: MA_SWITCH(tp, other) for the mutex, RA_SWITCH(qrwlock,
+ * rwsem, tp, other) for the rwlock.  Each argument is the statement that
+ * algorithm runs (it returns); `other` runs for every algorithm that has
+ * no way of its own (the mutex's qspinlock; for the rwlock RALG_GLIBC,
+ * which never reaches a lock call, and an algorithm the operation falls
+ * back for).  An algorithm that is not built in has no case.
+ */
+#ifdef SHIM_WITH_TP
+#define SHIM_IF_TP(...) __VA_ARGS__
+#else
+#define SHIM_IF_TP(...)
+#endif
+#ifdef SHIM_WITH_QRWLOCK
+#define SHIM_IF_QRWLOCK(...) __VA_ARGS__
+#else
+#define SHIM_IF_QRWLOCK(...)
+#endif
+#ifdef SHIM_WITH_RWSEM
+#define SHIM_IF_RWSEM(...) __VA_ARGS__
+#else
+#define SHIM_IF_RWSEM(...)
+#endif
+
+#define MA_SWITCH(tp, other)                                              \
+	switch (shim_malg) {                                              \
+	SHIM_IF_TP(case MALG_TP: tp;)                                     \
+	default: other;                                                   \
+	}
+
+#define RA_SWITCH(qrwlock, rwsem, tp, other)                              \
+	switch (shim_ralg) {                                              \
+	SHIM_IF_QRWLOCK(case RALG_QRWLOCK: qrwlock;)                      \
+	SHIM_IF_RWSEM(case RALG_RWSEM: rwsem;)                            \
+	SHIM_IF_TP(case RALG_TP: tp;)                                     \
+	default: other;                                                   \
+	}
+
+/* The storage as each algorithm's lock. */
+#define MA_QS(w)   ((qlock_spinlock_t *)(w))
+#define MA_TP(w)   ((qlock_tp_mutex_t *)(w))
+#define RA_QRW(s)  ((qlock_rwlock_t *)(s))
+#define RA_SEM(s)  ((qlock_rwsem_t *)(s))
+#define RA_TP(s)   ((qlock_tp_rwlock_t *)(s))
+
+/* A native timed lock: a deadline already passed is a trylock (the
+ * library's timed calls would wait a futex call for it). */
+#define SHIM_TIMED_NATIVE(trycall, timedcall)                             \
+	(abs->tv_sec < 0 ? ((trycall) ? 0 : ETIMEDOUT) : (timedcall))
+
+/* ---- mutex algorithms ------------------------------------------------ */
+
 static inline void ma_lock(uint32_t *w)
 {
-	switch (shim_malg) {
-#ifdef SHIM_WITH_TP
-	case MALG_TP:
-		qlock_tp_mutex_lock((qlock_tp_mutex_t *)w);
-		return;
-#endif
-	default:
-		qlock_spin_lock((qlock_spinlock_t *)w);
-		return;
-	}
+	MA_SWITCH(qlock_tp_mutex_lock(MA_TP(w)); return,
+		  qlock_spin_lock(MA_QS(w)); return)
 }
 
 static inline bool ma_trylock(uint32_t *w)
 {
-	switch (shim_malg) {
-#ifdef SHIM_WITH_TP
-	case MALG_TP:
-		return qlock_tp_mutex_trylock((qlock_tp_mutex_t *)w);
-#endif
-	default:
-		return shim_qs_trylock((qlock_spinlock_t *)w);
-	}
+	MA_SWITCH(return qlock_tp_mutex_trylock(MA_TP(w)),
+		  return shim_qs_trylock(MA_QS(w)))
 }
 
 static inline int ma_timedlock(uint32_t *w, clockid_t clk,
 			       const struct timespec *abs)
 {
-	switch (shim_malg) {
-#ifdef SHIM_WITH_TP
-	case MALG_TP:
-		if (abs->tv_sec < 0)
-			return qlock_tp_mutex_trylock((qlock_tp_mutex_t *)w) ? 0 : ETIMEDOUT;
-		return qlock_tp_mutex_timedlock((qlock_tp_mutex_t *)w, abs, clk);
-#endif
-	default:
-		return SHIM_POLL_TIMED(
-			qlock_spin_trylock((qlock_spinlock_t *)w), clk, abs);
-	}
+	MA_SWITCH(return SHIM_TIMED_NATIVE(qlock_tp_mutex_trylock(MA_TP(w)),
+			qlock_tp_mutex_timedlock(MA_TP(w), abs, clk)),
+		  return SHIM_POLL_TIMED(qlock_spin_trylock(MA_QS(w)), clk, abs))
 }
 
 static inline void ma_unlock(uint32_t *w)
 {
-	switch (shim_malg) {
-#ifdef SHIM_WITH_TP
-	case MALG_TP:
-		qlock_tp_mutex_unlock((qlock_tp_mutex_t *)w);
-		return;
-#endif
-	default:
-		qlock_spin_unlock((qlock_spinlock_t *)w);
-		return;
-	}
+	MA_SWITCH(qlock_tp_mutex_unlock(MA_TP(w)); return,
+		  qlock_spin_unlock(MA_QS(w)); return)
 }
 
 static inline bool ma_is_locked(uint32_t *w)
@@ -223,270 +246,118 @@ static inline bool ma_is_locked(uint32_t *w)
 /* Some thread holds it (not merely waiters recorded in the word). */
 static inline bool ma_is_held(uint32_t *w)
 {
-	switch (shim_malg) {
-#ifdef SHIM_WITH_TP
-	case MALG_TP:
-		return (qa_read(w) & ~QLOCK_TP_WAITERS) != 0;
-#endif
-	default:
-		return (qa_read(w) & SHIM_QS_LOCKED_MASK) != 0;
-	}
+	MA_SWITCH(return (qa_read(w) & ~QLOCK_TP_WAITERS) != 0,
+		  return (qa_read(w) & SHIM_QS_LOCKED_MASK) != 0)
 }
 
 /* ---- rwlock algorithms ----------------------------------------------- */
 
 static inline void ra_rdlock(void *s)
 {
-	switch (shim_ralg) {
-#ifdef SHIM_WITH_QRWLOCK
-	case RALG_QRWLOCK:
-		qlock_read_lock((qlock_rwlock_t *)s);
-		return;
-#endif
-#ifdef SHIM_WITH_RWSEM
-	case RALG_RWSEM:
-		qlock_down_read((qlock_rwsem_t *)s);
-		return;
-#endif
-#ifdef SHIM_WITH_TP
-	case RALG_TP:
-		qlock_tp_rwlock_rdlock((qlock_tp_rwlock_t *)s);
-		return;
-#endif
-	default:
-		(void)s;
-		abort(); /* unreachable: RALG_GLIBC never gets here */
-	}
+	RA_SWITCH(qlock_read_lock(RA_QRW(s)); return,
+		  qlock_down_read(RA_SEM(s)); return,
+		  qlock_tp_rwlock_rdlock(RA_TP(s)); return,
+		  (void)s; abort()) /* unreachable: RALG_GLIBC never gets here */
 }
 
 static inline bool ra_tryrdlock(void *s)
 {
-	switch (shim_ralg) {
-#ifdef SHIM_WITH_QRWLOCK
-	case RALG_QRWLOCK:
-		return qlock_read_trylock((qlock_rwlock_t *)s);
-#endif
-#ifdef SHIM_WITH_RWSEM
-	case RALG_RWSEM:
-		return qlock_down_read_trylock((qlock_rwsem_t *)s);
-#endif
-#ifdef SHIM_WITH_TP
-	case RALG_TP:
-		return qlock_tp_rwlock_tryrdlock((qlock_tp_rwlock_t *)s);
-#endif
-	default:
-		(void)s;
-		return false;
-	}
+	RA_SWITCH(return qlock_read_trylock(RA_QRW(s)),
+		  return qlock_down_read_trylock(RA_SEM(s)),
+		  return qlock_tp_rwlock_tryrdlock(RA_TP(s)),
+		  (void)s; return false)
 }
 
 /* Can the algorithm let a reader in past waiting writers (while no
  * writer holds the lock)?  Realtime readers need it (shim/rwlock.c). */
 static inline bool ra_has_unfair_read(void)
 {
-	switch (shim_ralg) {
-#ifdef SHIM_WITH_QRWLOCK
-	case RALG_QRWLOCK:
-		return true;
-#endif
-#ifdef SHIM_WITH_TP
-	case RALG_TP:
-		return true;
-#endif
-	default:
-		return false;
-	}
+	RA_SWITCH(return true, return false, return true, return false)
 }
 
 static inline bool ra_tryrdlock_unfair(void *s)
 {
-	switch (shim_ralg) {
-#ifdef SHIM_WITH_QRWLOCK
-	case RALG_QRWLOCK:
-		return qlock_read_trylock_unfair((qlock_rwlock_t *)s);
-#endif
-#ifdef SHIM_WITH_TP
-	case RALG_TP:
-		return qlock_tp_rwlock_tryrdlock_unfair((qlock_tp_rwlock_t *)s);
-#endif
-	default:
-		return ra_tryrdlock(s);
-	}
+	RA_SWITCH(return qlock_read_trylock_unfair(RA_QRW(s)),
+		  return ra_tryrdlock(s),
+		  return qlock_tp_rwlock_tryrdlock_unfair(RA_TP(s)),
+		  return ra_tryrdlock(s))
 }
 
 /* A reader that already holds the lock reads again: past waiting writers
  * (who wait for it anyway), never past one that holds the lock. */
 static inline bool ra_tryrdlock_recursive(void *s)
 {
-	switch (shim_ralg) {
-#ifdef SHIM_WITH_RWSEM
-	case RALG_RWSEM:
-		return qlock_down_read_trylock_unfair((qlock_rwsem_t *)s);
-#endif
-	default:
-		return ra_tryrdlock_unfair(s);
-	}
+	RA_SWITCH(return ra_tryrdlock_unfair(s),
+		  return qlock_down_read_trylock_unfair(RA_SEM(s)),
+		  return ra_tryrdlock_unfair(s),
+		  return ra_tryrdlock_unfair(s))
 }
 
 /* The reader count is at the algorithm's limit (a snapshot): a reader
  * that finds the lock refused gets EAGAIN, as from glibc past its own. */
 static inline bool ra_readers_full(void *s)
 {
-	switch (shim_ralg) {
-#ifdef SHIM_WITH_QRWLOCK
-	case RALG_QRWLOCK:
-		return qlock_rwlock_readers((qlock_rwlock_t *)s) >=
-		       QLOCK_RWLOCK_MAX_READERS;
-#endif
-#ifdef SHIM_WITH_RWSEM
-	case RALG_RWSEM:
-		return qlock_rwsem_readers((qlock_rwsem_t *)s) >=
-		       QLOCK_RWSEM_MAX_READERS;
-#endif
-#ifdef SHIM_WITH_TP
-	case RALG_TP:
-		return qlock_tp_rwlock_readers((qlock_tp_rwlock_t *)s) >=
-		       QLOCK_TP_RWLOCK_MAX_READERS;
-#endif
-	default:
-		(void)s;
-		return false;
-	}
+	RA_SWITCH(return qlock_rwlock_readers(RA_QRW(s)) >=
+			 QLOCK_RWLOCK_MAX_READERS,
+		  return qlock_rwsem_readers(RA_SEM(s)) >=
+			 QLOCK_RWSEM_MAX_READERS,
+		  return qlock_tp_rwlock_readers(RA_TP(s)) >=
+			 QLOCK_TP_RWLOCK_MAX_READERS,
+		  (void)s; return false)
 }
 
 static inline int ra_timedrdlock(void *s, clockid_t clk,
 				 const struct timespec *abs)
 {
-	switch (shim_ralg) {
-#ifdef SHIM_WITH_RWSEM
-	case RALG_RWSEM:
-		if (abs->tv_sec < 0)
-			return qlock_down_read_trylock((qlock_rwsem_t *)s) ? 0 : ETIMEDOUT;
-		return qlock_down_read_timed((qlock_rwsem_t *)s, abs, clk);
-#endif
-#ifdef SHIM_WITH_TP
-	case RALG_TP:
-		if (abs->tv_sec < 0)
-			return qlock_tp_rwlock_tryrdlock((qlock_tp_rwlock_t *)s) ? 0 : ETIMEDOUT;
-		return qlock_tp_rwlock_timedrdlock((qlock_tp_rwlock_t *)s, abs, clk);
-#endif
-	default:
-		return SHIM_POLL_TIMED(ra_tryrdlock(s), clk, abs);
-	}
+	RA_SWITCH(return SHIM_POLL_TIMED(ra_tryrdlock(s), clk, abs),
+		  return SHIM_TIMED_NATIVE(qlock_down_read_trylock(RA_SEM(s)),
+			qlock_down_read_timed(RA_SEM(s), abs, clk)),
+		  return SHIM_TIMED_NATIVE(qlock_tp_rwlock_tryrdlock(RA_TP(s)),
+			qlock_tp_rwlock_timedrdlock(RA_TP(s), abs, clk)),
+		  return SHIM_POLL_TIMED(ra_tryrdlock(s), clk, abs))
 }
 
 static inline void ra_rdunlock(void *s)
 {
-	switch (shim_ralg) {
-#ifdef SHIM_WITH_QRWLOCK
-	case RALG_QRWLOCK:
-		qlock_read_unlock((qlock_rwlock_t *)s);
-		return;
-#endif
-#ifdef SHIM_WITH_RWSEM
-	case RALG_RWSEM:
-		qlock_up_read((qlock_rwsem_t *)s);
-		return;
-#endif
-#ifdef SHIM_WITH_TP
-	case RALG_TP:
-		qlock_tp_rwlock_rdunlock((qlock_tp_rwlock_t *)s);
-		return;
-#endif
-	default:
-		(void)s;
-		return;
-	}
+	RA_SWITCH(qlock_read_unlock(RA_QRW(s)); return,
+		  qlock_up_read(RA_SEM(s)); return,
+		  qlock_tp_rwlock_rdunlock(RA_TP(s)); return,
+		  (void)s; return)
 }
 
 static inline void ra_wrlock(void *s)
 {
-	switch (shim_ralg) {
-#ifdef SHIM_WITH_QRWLOCK
-	case RALG_QRWLOCK:
-		qlock_write_lock((qlock_rwlock_t *)s);
-		return;
-#endif
-#ifdef SHIM_WITH_RWSEM
-	case RALG_RWSEM:
-		qlock_down_write((qlock_rwsem_t *)s);
-		return;
-#endif
-#ifdef SHIM_WITH_TP
-	case RALG_TP:
-		qlock_tp_rwlock_wrlock((qlock_tp_rwlock_t *)s);
-		return;
-#endif
-	default:
-		(void)s;
-		abort();
-	}
+	RA_SWITCH(qlock_write_lock(RA_QRW(s)); return,
+		  qlock_down_write(RA_SEM(s)); return,
+		  qlock_tp_rwlock_wrlock(RA_TP(s)); return,
+		  (void)s; abort())
 }
 
 static inline bool ra_trywrlock(void *s)
 {
-	switch (shim_ralg) {
-#ifdef SHIM_WITH_QRWLOCK
-	case RALG_QRWLOCK:
-		return qlock_write_trylock((qlock_rwlock_t *)s);
-#endif
-#ifdef SHIM_WITH_RWSEM
-	case RALG_RWSEM:
-		return qlock_down_write_trylock((qlock_rwsem_t *)s);
-#endif
-#ifdef SHIM_WITH_TP
-	case RALG_TP:
-		return qlock_tp_rwlock_trywrlock((qlock_tp_rwlock_t *)s);
-#endif
-	default:
-		(void)s;
-		return false;
-	}
+	RA_SWITCH(return qlock_write_trylock(RA_QRW(s)),
+		  return qlock_down_write_trylock(RA_SEM(s)),
+		  return qlock_tp_rwlock_trywrlock(RA_TP(s)),
+		  (void)s; return false)
 }
 
 static inline int ra_timedwrlock(void *s, clockid_t clk,
 				 const struct timespec *abs)
 {
-	switch (shim_ralg) {
-#ifdef SHIM_WITH_RWSEM
-	case RALG_RWSEM:
-		if (abs->tv_sec < 0)
-			return qlock_down_write_trylock((qlock_rwsem_t *)s) ? 0 : ETIMEDOUT;
-		return qlock_down_write_timed((qlock_rwsem_t *)s, abs, clk);
-#endif
-#ifdef SHIM_WITH_TP
-	case RALG_TP:
-		if (abs->tv_sec < 0)
-			return qlock_tp_rwlock_trywrlock((qlock_tp_rwlock_t *)s) ? 0 : ETIMEDOUT;
-		return qlock_tp_rwlock_timedwrlock((qlock_tp_rwlock_t *)s, abs, clk);
-#endif
-	default:
-		return SHIM_POLL_TIMED(ra_trywrlock(s), clk, abs);
-	}
+	RA_SWITCH(return SHIM_POLL_TIMED(ra_trywrlock(s), clk, abs),
+		  return SHIM_TIMED_NATIVE(qlock_down_write_trylock(RA_SEM(s)),
+			qlock_down_write_timed(RA_SEM(s), abs, clk)),
+		  return SHIM_TIMED_NATIVE(qlock_tp_rwlock_trywrlock(RA_TP(s)),
+			qlock_tp_rwlock_timedwrlock(RA_TP(s), abs, clk)),
+		  return SHIM_POLL_TIMED(ra_trywrlock(s), clk, abs))
 }
 
 static inline void ra_wrunlock(void *s)
 {
-	switch (shim_ralg) {
-#ifdef SHIM_WITH_QRWLOCK
-	case RALG_QRWLOCK:
-		qlock_write_unlock((qlock_rwlock_t *)s);
-		return;
-#endif
-#ifdef SHIM_WITH_RWSEM
-	case RALG_RWSEM:
-		qlock_up_write((qlock_rwsem_t *)s);
-		return;
-#endif
-#ifdef SHIM_WITH_TP
-	case RALG_TP:
-		qlock_tp_rwlock_wrunlock((qlock_tp_rwlock_t *)s);
-		return;
-#endif
-	default:
-		(void)s;
-		return;
-	}
+	RA_SWITCH(qlock_write_unlock(RA_QRW(s)); return,
+		  qlock_up_write(RA_SEM(s)); return,
+		  qlock_tp_rwlock_wrunlock(RA_TP(s)); return,
+		  (void)s; return)
 }
 
 #endif /* QLOCK_SHIM_ADAPT_H */

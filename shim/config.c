@@ -2,7 +2,8 @@
 /*
  * The drop-in's configuration: which algorithm serves each object class
  * (QLOCK_MUTEX, QLOCK_RWLOCK, QLOCK_SPIN), glibc's functions, and the
- * one-time set-up every entry point runs first.
+ * one-time set-up every entry point runs first (config.h).  What it
+ * decides is kept in state.h.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -11,27 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+#include "fork.h"
 #include "lockdep.h"
-#include "shim.h"
-
-struct shim_real real;
-
-/* ---- configuration ------------------------------------------------------- */
-
-enum shim_malg shim_malg = MALG_QSPINLOCK;
-enum shim_ralg shim_ralg = RALG_GLIBC;
-enum shim_salg shim_salg = SALG_QSPINLOCK;
-
-static const char *const malg_names[MALG_NR] = {
-	[MALG_GLIBC] = "glibc", [MALG_QSPINLOCK] = "qspinlock", [MALG_TP] = "tp",
-};
-static const char *const ralg_names[RALG_NR] = {
-	[RALG_GLIBC] = "glibc", [RALG_QRWLOCK] = "qrwlock",
-	[RALG_RWSEM] = "rwsem", [RALG_TP] = "tp",
-};
-static const char *const salg_names[SALG_NR] = {
-	[SALG_GLIBC] = "glibc", [SALG_QSPINLOCK] = "qspinlock",
-};
+#include "qlock/qlock.h"
+#include "state.h"
+#include "stats.h"
 
 static bool malg_built(enum shim_malg a)
 {
@@ -138,11 +124,6 @@ static void shim_tune_defaults(void)
 		(void)qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, SHIM_HANDOFF_NS);
 }
 
-int shim_state;
-bool shim_mutex_fast;
-bool shim_rwlock_fast;
-__thread uint64_t shim_self_cache __attribute__((tls_model("initial-exec")));
-
 void shim_setup(void)
 {
 	int expect = 0;
@@ -157,11 +138,11 @@ void shim_setup(void)
 #define X(name, ret, args) real.name = (ret(*) args)dlsym(RTLD_NEXT, #name);
 	REAL_LIST(X)
 #undef X
-	shim_malg = (enum shim_malg)pick("QLOCK_MUTEX", malg_names, MALG_NR,
+	shim_malg = (enum shim_malg)pick("QLOCK_MUTEX", shim_malg_names, MALG_NR,
 					 malg_built_i, malg_default());
-	shim_ralg = (enum shim_ralg)pick("QLOCK_RWLOCK", ralg_names, RALG_NR,
+	shim_ralg = (enum shim_ralg)pick("QLOCK_RWLOCK", shim_ralg_names, RALG_NR,
 					 ralg_built_i, ralg_default());
-	shim_salg = (enum shim_salg)pick("QLOCK_SPIN", salg_names, SALG_NR,
+	shim_salg = (enum shim_salg)pick("QLOCK_SPIN", shim_salg_names, SALG_NR,
 					 salg_built_i, SALG_QSPINLOCK);
 	shim_tune_defaults();
 	(void)qlock_set_misuse_handler(shim_on_misuse);
@@ -186,14 +167,5 @@ __attribute__((constructor)) static void shim_ctor(void)
 EXPORT const char *qlock_pthread_algorithm(const char *what)
 {
 	ready();
-	if (strcmp(what, "mutex") == 0)
-		return malg_names[shim_malg];
-	if (strcmp(what, "rwlock") == 0)
-		return ralg_names[shim_ralg];
-	if (strcmp(what, "spin") == 0)
-		return salg_names[shim_salg];
-	if (strcmp(what, "cond") == 0)
-		return "qlock";
-	return NULL;
+	return shim_alg_name(what);
 }
-

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fork() in the child: repairing queued mutexes a parent's thread waited on.
+ * fork() in the child: the generation by which the first thread that finds
+ * a queued mutex (mutex.c) or a condition variable (cond.c) of the parent
+ * repairs it.
  */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "fork.h"
 
 /*
  * fork(): the child has only the forking thread, but a queued lock may
@@ -121,29 +123,3 @@ void shim_fork_repaired(uint32_t *gen, uint32_t g)
 {
 	qa_write_release(gen, g);
 }
-
-__attribute__((noinline)) void mutex_fork_repair(struct qm *q, uint32_t g)
-{
-	if (!shim_fork_claim(&q->gen, g))
-		return;
-	uint32_t v = qa_read(&q->word[0]), n;
-	switch (shim_malg) {
-#ifdef SHIM_WITH_TP
-	case MALG_TP: /* keep the owner, drop WAITERS, SLEEPER and the waiter words */
-		do
-			n = v & ~(QLOCK_TP_WAITERS | QLOCK_TP_SLEEPER);
-		while (!qa_try_cmpxchg(&q->word[0], &v, n));
-		qa_write(&q->word[1], 0); /* serial */
-		qa_write(&q->word[2], 0); /* handoff */
-		qa_write(&q->word[3], 0); /* nval */
-		break;
-#endif
-	default: /* qspinlock: held (1, or 3 = SLOW) stays held; no tail or pending */
-		do
-			n = (v & 0xff) ? 1 : 0;
-		while (!qa_try_cmpxchg(&q->word[0], &v, n));
-		break;
-	}
-	shim_fork_repaired(&q->gen, g);
-}
-

@@ -58,7 +58,7 @@
 #include <unistd.h>
 
 #include "lockdep.h"
-#include "shim.h"
+#include "shim.h" /* the objects' layouts */
 #include "symbolize.h"
 
 bool shim_lockdep_on;

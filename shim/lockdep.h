@@ -23,7 +23,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "shim.h"
+#include "config.h"
+#include "core/atomic.h"
 
 /* What is being taken (the rwlock's two modes share its class). */
 enum ld_obj {

@@ -23,7 +23,8 @@
 #include "core/atomic.h"
 #include "deadlock.h"
 #include "profile.h"
-#include "shim.h"
+#include "report.h"
+#include "state.h"
 #include "symbolize.h"
 
 #define LS_PROBES 32

@@ -9,10 +9,9 @@
 #include <string.h>
 
 #include "core/misuse.h"
+#include "entry.h"
 #include "lockdep.h"
-#include "lockstat.h"
 #include "shim.h"
-#include "symbolize.h"
 
 /* glibc-owned: an attribute qlock does not implement, or destroyed. */
 static inline bool mutex_glibc(int kind)
@@ -56,6 +55,43 @@ static int mutex_destroy(pthread_mutex_t *m)
 	return 0;
 }
 
+
+/* fork(): a mutex a parent's thread waited on may record ghost waiters in
+ * the child (fork.c): the first thread that finds it contended, or
+ * unlocks it, in a new generation drops the waiter state and keeps
+ * "held". */
+static __attribute__((noinline)) void mutex_fork_repair(struct qm *q, uint32_t g)
+{
+	if (!shim_fork_claim(&q->gen, g))
+		return;
+	uint32_t v = qa_read(&q->word[0]), n;
+	switch (shim_malg) {
+#ifdef SHIM_WITH_TP
+	case MALG_TP: /* keep the owner, drop WAITERS, SLEEPER and the waiter words */
+		do
+			n = v & ~(QLOCK_TP_WAITERS | QLOCK_TP_SLEEPER);
+		while (!qa_try_cmpxchg(&q->word[0], &v, n));
+		qa_write(&q->word[1], 0); /* serial */
+		qa_write(&q->word[2], 0); /* handoff */
+		qa_write(&q->word[3], 0); /* nval */
+		break;
+#endif
+	default: /* qspinlock: held (1, or 3 = SLOW) stays held; no tail or pending */
+		do
+			n = (v & 0xff) ? 1 : 0;
+		while (!qa_try_cmpxchg(&q->word[0], &v, n));
+		break;
+	}
+	shim_fork_repaired(&q->gen, g);
+}
+
+static inline void mutex_fork_check(struct qm *q)
+{
+	uint32_t g = shim_fork_check();
+
+	if (qa_unlikely(qa_read_acquire(&q->gen) != g))
+		mutex_fork_repair(q, g);
+}
 
 /* mode: 0 block, 1 try, 2 timed (clk/abs) */
 int mutex_acquire(pthread_mutex_t *m, int mode, clockid_t clk,
@@ -178,6 +214,7 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
  * behind (WAITERS, a ghost top waiter) sends the call to the general path,
  * which repairs it (mutex_fork_check()).
  */
+#ifdef SHIM_WITH_TP /* the only mutex algorithm with inline paths */
 static inline bool mutex_fast_ok(const struct qm *q)
 {
 	int kind = q->kind & ~MUTEX_ELISION_BITS;
@@ -185,6 +222,7 @@ static inline bool mutex_fast_ok(const struct qm *q)
 	return qa_likely(qa_read(&shim_mutex_fast)) &&
 	       qa_likely(kind == MUTEX_NORMAL || kind == MUTEX_ADAPTIVE);
 }
+#endif
 
 static inline bool mutex_lock_fast(pthread_mutex_t *m)
 {
@@ -221,92 +259,25 @@ static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 #endif
 }
 
-static __attribute__((noinline)) int mutex_lock_general(pthread_mutex_t *m, const void *pc)
+SHIM_LOCK_CALLS(pthread_mutex_t, pthread_mutex_lock, pthread_mutex_trylock,
+		pthread_mutex_timedlock, pthread_mutex_clocklock,
+		mutex_lock_fast, mutex_acquire, LD_MUTEX, LOCKSTAT_MUTEX)
+
+static inline int mutex_unlock_general(pthread_mutex_t *m)
 {
 	ready();
-	if (qa_unlikely(shim_stats_on))
-		return LOCKSTAT_ACQUIRE(m, LOCKSTAT_MUTEX, pc,
-			mutex_acquire(m, 1, CLOCK_REALTIME, NULL),
-			mutex_acquire(m, 0, CLOCK_REALTIME, NULL));
-	return mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
-}
-
-EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
-{
-	if (mutex_lock_fast(m))
-		return 0;
-	if (LOCKDEP_ON())
-		return LOCKDEP_ACQUIRE(m, LD_MUTEX, LD_BLOCK,
-				       mutex_lock_general(m, SHIM_CALLER()));
-	return mutex_lock_general(m, SHIM_CALLER());
-}
-
-EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
-{
-	if (mutex_lock_fast(m))
-		return 0;
-	ready();
-	if (LOCKDEP_ON())
-		return LOCKDEP_ACQUIRE(m, LD_MUTEX, LD_TRY,
-				       mutex_acquire(m, 1, CLOCK_REALTIME, NULL));
-	return mutex_acquire(m, 1, CLOCK_REALTIME, NULL);
-}
-
-EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m,
-				   const struct timespec *abs)
-{
-	ready();
-	if (LOCKDEP_ON())
-		return LOCKDEP_ACQUIRE(m, LD_MUTEX, LD_TIMED,
-				       mutex_acquire(m, 2, CLOCK_REALTIME, abs));
-	return mutex_acquire(m, 2, CLOCK_REALTIME, abs);
-}
-
-EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
-				   const struct timespec *abs)
-{
-	ready();
-	if (LOCKDEP_ON())
-		return LOCKDEP_ACQUIRE(m, LD_MUTEX, LD_TIMED, mutex_acquire(m, 2, clk, abs));
-	return mutex_acquire(m, 2, clk, abs);
+	SHIM_RELEASED(m);
+	return mutex_release(m);
 }
 
 EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-	if (mutex_unlock_fast(m))
-		return 0;
-	ready();
-	if (LOCKDEP_ON())
-		lockdep_release(m, LD_MUTEX, LOCKDEP_PC());
-	if (qa_unlikely(shim_stats_on))
-		lockstat_release(m);
-	return mutex_release(m);
+	return SHIM_UNLOCK(m, mutex_unlock_fast(m), LD_MUTEX,
+			   mutex_unlock_general(m));
 }
 
-/* glibc also exports these (GLIBC_2.2.5); old binaries may call them. */
-EXPORT int __pthread_mutex_init(pthread_mutex_t *a, const pthread_mutexattr_t *b);
-int __pthread_mutex_init(pthread_mutex_t *a, const pthread_mutexattr_t *b)
-{
-	return pthread_mutex_init(a, b);
-}
-EXPORT int __pthread_mutex_destroy(pthread_mutex_t *a);
-int __pthread_mutex_destroy(pthread_mutex_t *a)
-{
-	return pthread_mutex_destroy(a);
-}
-EXPORT int __pthread_mutex_lock(pthread_mutex_t *a);
-int __pthread_mutex_lock(pthread_mutex_t *a)
-{
-	return pthread_mutex_lock(a);
-}
-EXPORT int __pthread_mutex_trylock(pthread_mutex_t *a);
-int __pthread_mutex_trylock(pthread_mutex_t *a)
-{
-	return pthread_mutex_trylock(a);
-}
-EXPORT int __pthread_mutex_unlock(pthread_mutex_t *a);
-int __pthread_mutex_unlock(pthread_mutex_t *a)
-{
-	return pthread_mutex_unlock(a);
-}
-
+SHIM_GLIBC_ALIAS(pthread_mutex_init, (pthread_mutex_t *a, const pthread_mutexattr_t *b), (a, b))
+SHIM_GLIBC_ALIAS(pthread_mutex_destroy, (pthread_mutex_t *a), (a))
+SHIM_GLIBC_ALIAS(pthread_mutex_lock, (pthread_mutex_t *a), (a))
+SHIM_GLIBC_ALIAS(pthread_mutex_trylock, (pthread_mutex_t *a), (a))
+SHIM_GLIBC_ALIAS(pthread_mutex_unlock, (pthread_mutex_t *a), (a))

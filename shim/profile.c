@@ -19,7 +19,8 @@
 #include "deadlock.h"
 #include "lockstat.h"
 #include "profile.h"
-#include "shim.h"
+#include "report.h"
+#include "state.h"
 #include "symbolize.h"
 
 #define PF_TOP 10

@@ -37,10 +37,9 @@
 #include <sched.h>
 #include <string.h>
 
+#include "entry.h"
 #include "lockdep.h"
-#include "lockstat.h"
 #include "shim.h"
-#include "symbolize.h"
 
 static inline struct qrw *QRW(pthread_rwlock_t *r) { return (struct qrw *)(void *)r; }
 
@@ -484,156 +483,31 @@ static inline bool rw_unlock_fast(pthread_rwlock_t *r)
 #endif
 }
 
-static __attribute__((noinline)) int rw_rdlock_general(pthread_rwlock_t *r, const void *pc)
-{
-	ready();
-	if (qa_unlikely(shim_stats_on))
-		return LOCKSTAT_ACQUIRE(r, LOCKSTAT_RWLOCK_READ, pc,
-			rw_rdlock(r, 1, CLOCK_REALTIME, NULL),
-			rw_rdlock(r, 0, CLOCK_REALTIME, NULL));
-	return rw_rdlock(r, 0, CLOCK_REALTIME, NULL);
-}
+SHIM_LOCK_CALLS(pthread_rwlock_t, pthread_rwlock_rdlock, pthread_rwlock_tryrdlock,
+		pthread_rwlock_timedrdlock, pthread_rwlock_clockrdlock,
+		rw_rdlock_fast, rw_rdlock, LD_RWLOCK_READ, LOCKSTAT_RWLOCK_READ)
 
-EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *r)
-{
-	if (rw_rdlock_fast(r))
-		return 0;
-	if (LOCKDEP_ON())
-		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_BLOCK,
-				       rw_rdlock_general(r, SHIM_CALLER()));
-	return rw_rdlock_general(r, SHIM_CALLER());
-}
-
-EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *r)
-{
-	if (rw_rdlock_fast(r))
-		return 0;
-	ready();
-	if (LOCKDEP_ON())
-		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_TRY,
-				       rw_rdlock(r, 1, CLOCK_REALTIME, NULL));
-	return rw_rdlock(r, 1, CLOCK_REALTIME, NULL);
-}
-
-EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *r,
-				      const struct timespec *abs)
-{
-	ready();
-	if (LOCKDEP_ON())
-		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_TIMED,
-				       rw_rdlock(r, 2, CLOCK_REALTIME, abs));
-	return rw_rdlock(r, 2, CLOCK_REALTIME, abs);
-}
-
-EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *r, clockid_t clk,
-				      const struct timespec *abs)
-{
-	ready();
-	if (LOCKDEP_ON())
-		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_READ, LD_TIMED, rw_rdlock(r, 2, clk, abs));
-	return rw_rdlock(r, 2, clk, abs);
-}
-
-static __attribute__((noinline)) int rw_wrlock_general(pthread_rwlock_t *r, const void *pc)
-{
-	ready();
-	if (qa_unlikely(shim_stats_on))
-		return LOCKSTAT_ACQUIRE(r, LOCKSTAT_RWLOCK_WRITE, pc,
-			rw_wrlock(r, 1, CLOCK_REALTIME, NULL),
-			rw_wrlock(r, 0, CLOCK_REALTIME, NULL));
-	return rw_wrlock(r, 0, CLOCK_REALTIME, NULL);
-}
-
-EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *r)
-{
-	if (rw_wrlock_fast(r))
-		return 0;
-	if (LOCKDEP_ON())
-		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_BLOCK,
-				       rw_wrlock_general(r, SHIM_CALLER()));
-	return rw_wrlock_general(r, SHIM_CALLER());
-}
-
-EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *r)
-{
-	if (rw_wrlock_fast(r))
-		return 0;
-	ready();
-	if (LOCKDEP_ON())
-		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_TRY,
-				       rw_wrlock(r, 1, CLOCK_REALTIME, NULL));
-	return rw_wrlock(r, 1, CLOCK_REALTIME, NULL);
-}
-
-EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *r,
-				      const struct timespec *abs)
-{
-	ready();
-	if (LOCKDEP_ON())
-		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_TIMED,
-				       rw_wrlock(r, 2, CLOCK_REALTIME, abs));
-	return rw_wrlock(r, 2, CLOCK_REALTIME, abs);
-}
-
-EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *r, clockid_t clk,
-				      const struct timespec *abs)
-{
-	ready();
-	if (LOCKDEP_ON())
-		return LOCKDEP_ACQUIRE(r, LD_RWLOCK_WRITE, LD_TIMED, rw_wrlock(r, 2, clk, abs));
-	return rw_wrlock(r, 2, clk, abs);
-}
+SHIM_LOCK_CALLS(pthread_rwlock_t, pthread_rwlock_wrlock, pthread_rwlock_trywrlock,
+		pthread_rwlock_timedwrlock, pthread_rwlock_clockwrlock,
+		rw_wrlock_fast, rw_wrlock, LD_RWLOCK_WRITE, LOCKSTAT_RWLOCK_WRITE)
 
 static __attribute__((noinline)) int rw_unlock_general(pthread_rwlock_t *r)
 {
 	ready();
-	if (qa_unlikely(shim_stats_on))
-		lockstat_release(r);
+	SHIM_RELEASED(r);
 	return rw_unlock(r);
 }
 
 EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *r)
 {
-	if (rw_unlock_fast(r))
-		return 0;
-	if (LOCKDEP_ON())
-		lockdep_release(r, LD_RWLOCK_WRITE, LOCKDEP_PC());
-	return rw_unlock_general(r);
+	return SHIM_UNLOCK(r, rw_unlock_fast(r), LD_RWLOCK_WRITE,
+			   rw_unlock_general(r));
 }
 
-EXPORT int __pthread_rwlock_init(pthread_rwlock_t *a, const pthread_rwlockattr_t *b);
-int __pthread_rwlock_init(pthread_rwlock_t *a, const pthread_rwlockattr_t *b)
-{
-	return pthread_rwlock_init(a, b);
-}
-EXPORT int __pthread_rwlock_destroy(pthread_rwlock_t *a);
-int __pthread_rwlock_destroy(pthread_rwlock_t *a)
-{
-	return pthread_rwlock_destroy(a);
-}
-EXPORT int __pthread_rwlock_rdlock(pthread_rwlock_t *a);
-int __pthread_rwlock_rdlock(pthread_rwlock_t *a)
-{
-	return pthread_rwlock_rdlock(a);
-}
-EXPORT int __pthread_rwlock_tryrdlock(pthread_rwlock_t *a);
-int __pthread_rwlock_tryrdlock(pthread_rwlock_t *a)
-{
-	return pthread_rwlock_tryrdlock(a);
-}
-EXPORT int __pthread_rwlock_wrlock(pthread_rwlock_t *a);
-int __pthread_rwlock_wrlock(pthread_rwlock_t *a)
-{
-	return pthread_rwlock_wrlock(a);
-}
-EXPORT int __pthread_rwlock_trywrlock(pthread_rwlock_t *a);
-int __pthread_rwlock_trywrlock(pthread_rwlock_t *a)
-{
-	return pthread_rwlock_trywrlock(a);
-}
-EXPORT int __pthread_rwlock_unlock(pthread_rwlock_t *a);
-int __pthread_rwlock_unlock(pthread_rwlock_t *a)
-{
-	return pthread_rwlock_unlock(a);
-}
-
+SHIM_GLIBC_ALIAS(pthread_rwlock_init, (pthread_rwlock_t *a, const pthread_rwlockattr_t *b), (a, b))
+SHIM_GLIBC_ALIAS(pthread_rwlock_destroy, (pthread_rwlock_t *a), (a))
+SHIM_GLIBC_ALIAS(pthread_rwlock_rdlock, (pthread_rwlock_t *a), (a))
+SHIM_GLIBC_ALIAS(pthread_rwlock_tryrdlock, (pthread_rwlock_t *a), (a))
+SHIM_GLIBC_ALIAS(pthread_rwlock_wrlock, (pthread_rwlock_t *a), (a))
+SHIM_GLIBC_ALIAS(pthread_rwlock_trywrlock, (pthread_rwlock_t *a), (a))
+SHIM_GLIBC_ALIAS(pthread_rwlock_unlock, (pthread_rwlock_t *a), (a))

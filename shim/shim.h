@@ -4,11 +4,15 @@
  * variables and spinlocks, running on qlock's locks.  Load it with
  * LD_PRELOAD (or link it before libc); see docs/pthread-dropin.md.
  *
- * This internal header holds what the shim's files share: the overlays
- * of glibc's objects, glibc's own functions, the set-up and the mutex
- * calls the condition variable uses.  One file per object (mutex.c,
- * rwlock.c, cond.c, spin.c), plus config.c (environment, algorithm
- * choice, set-up), fork.c and stats.c.
+ * This internal header holds what the entry points share: the overlays
+ * of glibc's objects, small helpers and the mutex calls the condition
+ * variable uses.  One file per object (mutex.c, rwlock.c, cond.c,
+ * spin.c); the shapes of their lock entry points, with the lockdep and
+ * statistics hooks, are written once in entry.h.  Below them: config.c
+ * (environment, algorithm choice, set-up; config.h), the algorithm
+ * adapters (adapt.h), fork.c (fork.h), the statistics (stats.c,
+ * lockstat.c, profile.c, report.c) and lockdep, and at the bottom the
+ * process-wide state (state.h), which depends on none of them.
  *
  * Interposition: every entry point here is an *unversioned* definition.
  * The dynamic linker lets an unversioned definition in an object that
@@ -72,10 +76,11 @@
 #endif
 
 #include "adapt.h"
+#include "config.h"
 #include "core/atomic.h"
+#include "fork.h"
 #include "qlock/qspinlock.h"
-
-#define EXPORT __attribute__((visibility("default")))
+#include "state.h"
 
 /* ---- layouts ----------------------------------------------------------- */
 
@@ -136,145 +141,7 @@ _Static_assert(offsetof(pthread_cond_t, __data.__wrefs) == offsetof(struct qcv, 
 #define MUTEX_ERRORCHECK 2
 #define MUTEX_ADAPTIVE 3
 
-/* ---- glibc's functions -------------------------------------------------- */
-
-#define REAL_LIST(X)                                                        \
-	X(pthread_mutex_init, int, (pthread_mutex_t *, const pthread_mutexattr_t *)) \
-	X(pthread_mutex_destroy, int, (pthread_mutex_t *))                   \
-	X(pthread_mutex_lock, int, (pthread_mutex_t *))                      \
-	X(pthread_mutex_trylock, int, (pthread_mutex_t *))                   \
-	X(pthread_mutex_timedlock, int, (pthread_mutex_t *, const struct timespec *)) \
-	X(pthread_mutex_clocklock, int, (pthread_mutex_t *, clockid_t, const struct timespec *)) \
-	X(pthread_mutex_unlock, int, (pthread_mutex_t *))                    \
-	X(pthread_rwlock_init, int, (pthread_rwlock_t *, const pthread_rwlockattr_t *)) \
-	X(pthread_rwlock_destroy, int, (pthread_rwlock_t *))                 \
-	X(pthread_rwlock_rdlock, int, (pthread_rwlock_t *))                  \
-	X(pthread_rwlock_tryrdlock, int, (pthread_rwlock_t *))               \
-	X(pthread_rwlock_timedrdlock, int, (pthread_rwlock_t *, const struct timespec *)) \
-	X(pthread_rwlock_clockrdlock, int, (pthread_rwlock_t *, clockid_t, const struct timespec *)) \
-	X(pthread_rwlock_wrlock, int, (pthread_rwlock_t *))                  \
-	X(pthread_rwlock_trywrlock, int, (pthread_rwlock_t *))               \
-	X(pthread_rwlock_timedwrlock, int, (pthread_rwlock_t *, const struct timespec *)) \
-	X(pthread_rwlock_clockwrlock, int, (pthread_rwlock_t *, clockid_t, const struct timespec *)) \
-	X(pthread_rwlock_unlock, int, (pthread_rwlock_t *))                  \
-	X(pthread_cond_init, int, (pthread_cond_t *, const pthread_condattr_t *)) \
-	X(pthread_cond_destroy, int, (pthread_cond_t *))                     \
-	X(pthread_cond_wait, int, (pthread_cond_t *, pthread_mutex_t *))     \
-	X(pthread_cond_timedwait, int, (pthread_cond_t *, pthread_mutex_t *, const struct timespec *)) \
-	X(pthread_cond_clockwait, int, (pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *)) \
-	X(pthread_cond_signal, int, (pthread_cond_t *))                      \
-	X(pthread_cond_broadcast, int, (pthread_cond_t *))                   \
-	X(pthread_spin_init, int, (pthread_spinlock_t *, int))               \
-	X(pthread_spin_destroy, int, (pthread_spinlock_t *))                 \
-	X(pthread_spin_lock, int, (pthread_spinlock_t *))                    \
-	X(pthread_spin_trylock, int, (pthread_spinlock_t *))                 \
-	X(pthread_spin_unlock, int, (pthread_spinlock_t *))
-
-
-struct shim_real {
-#define X(name, ret, args) ret(*name) args;
-	REAL_LIST(X)
-#undef X
-};
-extern struct shim_real real;
-
-/* ---- set-up (config.c) ----------------------------------------------- */
-
-extern int shim_state; /* 0 = not set up, 1 = being set up, 2 = ready */
-/* Set up, mutexes on the TP algorithm and no statistics: the entry points
- * of NORMAL and ADAPTIVE mutexes may take the inline fast paths (mutex.c). */
-extern bool shim_mutex_fast;
-/* The same for process-private rwlocks on the qrwlock or TP (rwlock.c). */
-extern bool shim_rwlock_fast;
-void shim_setup(void);
-
-static inline void ready(void)
-{
-	if (qa_unlikely(qa_read_acquire(&shim_state) != 2))
-		shim_setup();
-}
-
-/* Which algorithm serves "mutex", "rwlock", "spin" or "cond"
- * (exported: tests and diagnostics ask it). */
-EXPORT const char *qlock_pthread_algorithm(const char *what);
-
-/* The report QLOCK_STATS asks for, at exit, and the misuse handler that
- * counts for it (stats.c).  shim_stats_format() writes the whole report
- * into buf (NUL-terminated, truncated to size) and returns its length;
- * each section appends with shim_report_add(). */
-struct shim_report {
-	char *buf;
-	size_t size, len;
-};
-void shim_report_add(struct shim_report *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-size_t shim_stats_format(char *buf, size_t size);
-/* The lock event and futex counters per lock class (QLOCK_VERBOSE). */
-void shim_report_counters(struct shim_report *r);
-/* Write a report: on stderr (path NULL) or to the file path names (%p =
- * the pid), appended or, `replace`, replacing it. */
-void shim_report_emit(const char *path, bool replace, const char *buf, size_t n);
-/* QLOCK_VERBOSE: the reports add the internal counters. */
-extern bool shim_verbose;
-/* QLOCK_STATS is on: the lock entry points also count per lock (lockstat.h). */
-extern bool shim_stats_on;
-void shim_stats_setup(void);
-void shim_on_misuse(const char *fn, const char *what, const void *lock);
-
-/* ---- fork (fork.c) --------------------------------------------------- */
-
-#define GEN_BUSY UINT32_MAX
-#define SHIM_FORK_ALIVE 1u
-extern uint32_t shim_forkgen;
-extern uint32_t *shim_fork_alive; /* 0 in a fork child until noticed */
-void shim_fork_setup(void);
-void shim_atfork_child(void);
-void shim_fork_noticed(void);
-bool shim_fork_claim(uint32_t *gen, uint32_t g);
-void shim_fork_repaired(uint32_t *gen, uint32_t g);
-void mutex_fork_repair(struct qm *q, uint32_t g);
-
-/* The current fork generation, bumped first if this is a child that has
- * not noticed its fork yet. */
-static inline uint32_t shim_fork_check(void)
-{
-	if (qa_unlikely(qa_read_acquire(qa_read_acquire(&shim_fork_alive)) !=
-			SHIM_FORK_ALIVE))
-		shim_fork_noticed();
-	return qa_read(&shim_forkgen);
-}
-
-static inline void mutex_fork_check(struct qm *q)
-{
-	uint32_t g = shim_fork_check();
-
-	if (qa_unlikely(qa_read_acquire(&q->gen) != g))
-		mutex_fork_repair(q, g);
-}
-
 /* ---- helpers ------------------------------------------------------------ */
-
-/* pthread_self(), cached per thread (a call into libc otherwise; the
- * rwlock's write paths ask it on every operation).  A fork child's thread
- * keeps its pthread_self(), so the cache stays right there. */
-extern __thread uint64_t shim_self_cache __attribute__((tls_model("initial-exec")));
-
-static inline uint64_t self_id(void)
-{
-	uint64_t s = shim_self_cache;
-
-	if (qa_unlikely(s == 0))
-		s = shim_self_cache = (uint64_t)pthread_self();
-	return s;
-}
-
-/* The cached pthread_self(), or 0 before this thread's first self_id():
- * for fast paths that leave such a thread to their general path (which
- * caches it) rather than make a call, so that they need no stack frame. */
-static inline uint64_t self_id_cached(void)
-{
-	return shim_self_cache;
-}
 
 /*
  * Does the process have only this thread?  glibc keeps

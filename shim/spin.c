@@ -35,10 +35,9 @@
 #include <errno.h>
 
 #include "core/misuse.h"
+#include "entry.h"
 #include "lockdep.h"
-#include "lockstat.h"
 #include "shim.h"
-#include "symbolize.h"
 
 #define PS_FREE     0x50u
 #define PS_HELD     0x51u
@@ -130,27 +129,21 @@ EXPORT int pthread_spin_destroy(pthread_spinlock_t *s)
 	return 0;
 }
 
-/* Inline into the entry point, so that SHIM_CALLER() is its caller. */
-static inline __attribute__((always_inline)) int spin_lock_entry(pthread_spinlock_t *s)
+static inline int spin_lock_general(pthread_spinlock_t *s, const void *pc)
 {
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_lock(s);
-	if (qa_unlikely(shim_stats_on))
-		return LOCKSTAT_ACQUIRE(s, LOCKSTAT_SPIN, SHIM_CALLER(),
-			spin_trylock(s) ? 0 : EBUSY, (spin_lock(s), 0));
-	spin_lock(s);
-	return 0;
+	return SHIM_COUNTED(s, LOCKSTAT_SPIN, pc, spin_trylock(s) ? 0 : EBUSY,
+			    (spin_lock(s), 0));
 }
 
 EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 {
-	ready();
-	if (LOCKDEP_ON())
-		return LOCKDEP_ACQUIRE(s, LD_SPIN, LD_BLOCK, spin_lock_entry(s));
-	return spin_lock_entry(s);
+	return SHIM_LOCK(s, false, LD_SPIN, LD_BLOCK,
+			 spin_lock_general(s, SHIM_CALLER()));
 }
 
-static inline __attribute__((always_inline)) int spin_trylock_entry(pthread_spinlock_t *s)
+static inline int spin_trylock_general(pthread_spinlock_t *s)
 {
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_trylock(s);
@@ -159,24 +152,22 @@ static inline __attribute__((always_inline)) int spin_trylock_entry(pthread_spin
 
 EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
 {
-	ready();
-	if (LOCKDEP_ON())
-		return LOCKDEP_ACQUIRE(s, LD_SPIN, LD_TRY, spin_trylock_entry(s));
-	return spin_trylock_entry(s);
+	return SHIM_LOCK(s, false, LD_SPIN, LD_TRY, spin_trylock_general(s));
 }
 
-EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
+static inline int spin_unlock_general(pthread_spinlock_t *s)
 {
-	ready();
-	if (LOCKDEP_ON())
-		lockdep_release(s, LD_SPIN, LOCKDEP_PC());
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_unlock(s);
-	if (qa_unlikely(shim_stats_on))
-		lockstat_release(s);
+	SHIM_RELEASED(s);
 	if (qa_unlikely(ps_is(qa_read(&QS(s)->val))))
 		ps_unlock(&QS(s)->val);
 	else
 		qlock_spin_unlock(QS(s));
 	return 0;
+}
+
+EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
+{
+	return SHIM_UNLOCK(s, false, LD_SPIN, spin_unlock_general(s));
 }

@@ -38,6 +38,7 @@
 #include <ctime>
 #include <mutex>
 #include <system_error>
+#include <type_traits>
 #include <time.h>
 
 #include "qlock/qlock.h"
@@ -148,170 +149,171 @@ protected:
 
 } // namespace detail
 
+// ---- the locks ------------------------------------------------------------
+//
+// Every lock is basic_lock<Traits>: Traits names the C type and calls, and
+// says which concepts the lock meets beyond Lockable (timed: TimedLockable;
+// shared: SharedLockable, and with timed SharedTimedLockable; downgrade)
+// and whether its lock and unlock calls are noexcept (nothrow).  A member
+// a lock does not have is not declared (not merely ill-formed to call), so
+// a program that detects the concepts sees the right ones.
+
+namespace detail {
+
 // TP futex mutex (qlock/tp_mutex.h): 16 bytes, owner spinning, lock
 // stealing bounded by a hand-off.  Not recursive; only the owner unlocks.
-class mutex : detail::lock_base {
-public:
-	using native_handle_type = qlock_tp_mutex_t *;
-
-	constexpr mutex() noexcept : m_{} {}
-
-	void lock() { qlock_tp_mutex_lock(&m_); }
-	bool try_lock() noexcept { return qlock_tp_mutex_trylock(&m_); }
-	void unlock() { qlock_tp_mutex_unlock(&m_); }
-
-	template <class Rep, class Period>
-	bool try_lock_for(const std::chrono::duration<Rep, Period> &d)
+struct tp_mutex_traits {
+	using native = qlock_tp_mutex_t;
+	static constexpr bool nothrow = false, timed = true, shared = false,
+			      downgrade = false;
+	static void lock(native *l) { qlock_tp_mutex_lock(l); }
+	static bool try_lock(native *l) noexcept { return qlock_tp_mutex_trylock(l); }
+	static void unlock(native *l) { qlock_tp_mutex_unlock(l); }
+	static int timed_lock(native *l, const timespec *ts, int clk)
 	{
-		return try_lock_until(detail::steady_after(d));
+		return qlock_tp_mutex_timedlock(l, ts, clk);
 	}
-	template <class Clock, class Dur>
-	bool try_lock_until(const std::chrono::time_point<Clock, Dur> &t)
-	{
-		return detail::took(detail::until(t, [this](const timespec *ts, int clk) {
-			return qlock_tp_mutex_timedlock(&m_, ts, clk);
-		}));
-	}
-
-	native_handle_type native_handle() noexcept { return &m_; }
-
-private:
-	qlock_tp_mutex_t m_;
 };
 
 // TP futex rwlock (qlock/tp_rwlock.h): writer-preferring, hand-off bounded.
-class shared_mutex : detail::lock_base {
-public:
-	using native_handle_type = qlock_tp_rwlock_t *;
-
-	constexpr shared_mutex() noexcept : rw_{} {}
-
-	void lock() { qlock_tp_rwlock_wrlock(&rw_); }
-	bool try_lock() noexcept { return qlock_tp_rwlock_trywrlock(&rw_); }
-	void unlock() { qlock_tp_rwlock_wrunlock(&rw_); }
-	template <class Rep, class Period>
-	bool try_lock_for(const std::chrono::duration<Rep, Period> &d)
+struct tp_rwlock_traits {
+	using native = qlock_tp_rwlock_t;
+	static constexpr bool nothrow = false, timed = true, shared = true,
+			      downgrade = false;
+	static void lock(native *l) { qlock_tp_rwlock_wrlock(l); }
+	static bool try_lock(native *l) noexcept { return qlock_tp_rwlock_trywrlock(l); }
+	static void unlock(native *l) { qlock_tp_rwlock_wrunlock(l); }
+	static int timed_lock(native *l, const timespec *ts, int clk)
 	{
-		return try_lock_until(detail::steady_after(d));
+		return qlock_tp_rwlock_timedwrlock(l, ts, clk);
 	}
-	template <class Clock, class Dur>
-	bool try_lock_until(const std::chrono::time_point<Clock, Dur> &t)
+	static void lock_shared(native *l) { qlock_tp_rwlock_rdlock(l); }
+	static bool try_lock_shared(native *l) noexcept { return qlock_tp_rwlock_tryrdlock(l); }
+	static void unlock_shared(native *l) { qlock_tp_rwlock_rdunlock(l); }
+	static int timed_lock_shared(native *l, const timespec *ts, int clk)
 	{
-		return detail::took(detail::until(t, [this](const timespec *ts, int clk) {
-			return qlock_tp_rwlock_timedwrlock(&rw_, ts, clk);
-		}));
+		return qlock_tp_rwlock_timedrdlock(l, ts, clk);
 	}
-
-	void lock_shared() { qlock_tp_rwlock_rdlock(&rw_); }
-	bool try_lock_shared() noexcept { return qlock_tp_rwlock_tryrdlock(&rw_); }
-	void unlock_shared() { qlock_tp_rwlock_rdunlock(&rw_); }
-	template <class Rep, class Period>
-	bool try_lock_shared_for(const std::chrono::duration<Rep, Period> &d)
-	{
-		return try_lock_shared_until(detail::steady_after(d));
-	}
-	template <class Clock, class Dur>
-	bool try_lock_shared_until(const std::chrono::time_point<Clock, Dur> &t)
-	{
-		return detail::took(detail::until(t, [this](const timespec *ts, int clk) {
-			return qlock_tp_rwlock_timedrdlock(&rw_, ts, clk);
-		}));
-	}
-
-	native_handle_type native_handle() noexcept { return &rw_; }
-
-private:
-	qlock_tp_rwlock_t rw_;
 };
 
 // Queued spinlock (qlock/qspinlock.h): 4 bytes; waiters spin a bounded
 // time, then sleep.
-class spinlock : detail::lock_base {
-public:
-	using native_handle_type = qlock_spinlock_t *;
-
-	constexpr spinlock() noexcept : l_{} {}
-
-	void lock() noexcept { qlock_spin_lock(&l_); }
-	bool try_lock() noexcept { return qlock_spin_trylock(&l_); }
-	void unlock() noexcept { qlock_spin_unlock(&l_); }
-
-	native_handle_type native_handle() noexcept { return &l_; }
-
-private:
-	qlock_spinlock_t l_;
+struct qspinlock_traits {
+	using native = qlock_spinlock_t;
+	static constexpr bool nothrow = true, timed = false, shared = false,
+			      downgrade = false;
+	static void lock(native *l) noexcept { qlock_spin_lock(l); }
+	static bool try_lock(native *l) noexcept { return qlock_spin_trylock(l); }
+	static void unlock(native *l) noexcept { qlock_spin_unlock(l); }
 };
 
 // Queued rwlock (qlock/qrwlock.h): fair, 8 bytes; not recursive.
-class rwlock : detail::lock_base {
-public:
-	using native_handle_type = qlock_rwlock_t *;
-
-	constexpr rwlock() noexcept : l_{} {}
-
-	void lock() noexcept { qlock_write_lock(&l_); }
-	bool try_lock() noexcept { return qlock_write_trylock(&l_); }
-	void unlock() noexcept { qlock_write_unlock(&l_); }
-
-	void lock_shared() noexcept { qlock_read_lock(&l_); }
-	bool try_lock_shared() noexcept { return qlock_read_trylock(&l_); }
-	void unlock_shared() noexcept { qlock_read_unlock(&l_); }
-
-	native_handle_type native_handle() noexcept { return &l_; }
-
-private:
-	qlock_rwlock_t l_;
+struct qrwlock_traits {
+	using native = qlock_rwlock_t;
+	static constexpr bool nothrow = true, timed = false, shared = true,
+			      downgrade = false;
+	static void lock(native *l) noexcept { qlock_write_lock(l); }
+	static bool try_lock(native *l) noexcept { return qlock_write_trylock(l); }
+	static void unlock(native *l) noexcept { qlock_write_unlock(l); }
+	static void lock_shared(native *l) noexcept { qlock_read_lock(l); }
+	static bool try_lock_shared(native *l) noexcept { return qlock_read_trylock(l); }
+	static void unlock_shared(native *l) noexcept { qlock_read_unlock(l); }
 };
 
 // The kernel's rw_semaphore (qlock/rwsem.h): sleeping, spinning writers,
 // reader batches, hand-off; downgrade() turns a write lock into a read
 // lock.  Like the kernel's, it has no owner: another thread may unlock.
-class rw_semaphore : detail::lock_base {
+struct rwsem_traits {
+	using native = qlock_rwsem_t;
+	static constexpr bool nothrow = false, timed = true, shared = true,
+			      downgrade = true;
+	static void lock(native *l) { qlock_down_write(l); }
+	static bool try_lock(native *l) noexcept { return qlock_down_write_trylock(l); }
+	static void unlock(native *l) { qlock_up_write(l); }
+	static int timed_lock(native *l, const timespec *ts, int clk)
+	{
+		return qlock_down_write_timed(l, ts, clk);
+	}
+	static void lock_shared(native *l) { qlock_down_read(l); }
+	static bool try_lock_shared(native *l) noexcept { return qlock_down_read_trylock(l); }
+	static void unlock_shared(native *l) { qlock_up_read(l); }
+	static int timed_lock_shared(native *l, const timespec *ts, int clk)
+	{
+		return qlock_down_read_timed(l, ts, clk);
+	}
+	// Held for writing -> held for reading, no writer in between.
+	static void downgrade_write(native *l) { qlock_downgrade_write(l); }
+};
+
+// Declares a member only where the lock has it (SFINAE on the traits).
+template <bool B> using only_if = std::enable_if_t<B, int>;
+
+template <class Traits> class basic_lock : lock_base {
 public:
-	using native_handle_type = qlock_rwsem_t *;
+	using native_handle_type = typename Traits::native *;
 
-	constexpr rw_semaphore() noexcept : s_{} {}
+	constexpr basic_lock() noexcept : l_{} {}
 
-	void lock() { qlock_down_write(&s_); }
-	bool try_lock() noexcept { return qlock_down_write_trylock(&s_); }
-	void unlock() { qlock_up_write(&s_); }
-	template <class Rep, class Period>
+	// Lockable
+	void lock() noexcept(Traits::nothrow) { Traits::lock(&l_); }
+	bool try_lock() noexcept { return Traits::try_lock(&l_); }
+	void unlock() noexcept(Traits::nothrow) { Traits::unlock(&l_); }
+
+	// TimedLockable
+	template <class Rep, class Period, class T = Traits, only_if<T::timed> = 0>
 	bool try_lock_for(const std::chrono::duration<Rep, Period> &d)
 	{
-		return try_lock_until(detail::steady_after(d));
+		return try_lock_until(steady_after(d));
 	}
-	template <class Clock, class Dur>
+	template <class Clock, class Dur, class T = Traits, only_if<T::timed> = 0>
 	bool try_lock_until(const std::chrono::time_point<Clock, Dur> &t)
 	{
-		return detail::took(detail::until(t, [this](const timespec *ts, int clk) {
-			return qlock_down_write_timed(&s_, ts, clk);
+		return took(until(t, [this](const timespec *ts, int clk) {
+			return T::timed_lock(&l_, ts, clk);
 		}));
 	}
 
-	void lock_shared() { qlock_down_read(&s_); }
-	bool try_lock_shared() noexcept { return qlock_down_read_trylock(&s_); }
-	void unlock_shared() { qlock_up_read(&s_); }
-	template <class Rep, class Period>
+	// SharedLockable
+	template <class T = Traits, only_if<T::shared> = 0>
+	void lock_shared() noexcept(T::nothrow) { T::lock_shared(&l_); }
+	template <class T = Traits, only_if<T::shared> = 0>
+	bool try_lock_shared() noexcept { return T::try_lock_shared(&l_); }
+	template <class T = Traits, only_if<T::shared> = 0>
+	void unlock_shared() noexcept(T::nothrow) { T::unlock_shared(&l_); }
+
+	// SharedTimedLockable
+	template <class Rep, class Period, class T = Traits,
+		  only_if<T::shared && T::timed> = 0>
 	bool try_lock_shared_for(const std::chrono::duration<Rep, Period> &d)
 	{
-		return try_lock_shared_until(detail::steady_after(d));
+		return try_lock_shared_until(steady_after(d));
 	}
-	template <class Clock, class Dur>
+	template <class Clock, class Dur, class T = Traits,
+		  only_if<T::shared && T::timed> = 0>
 	bool try_lock_shared_until(const std::chrono::time_point<Clock, Dur> &t)
 	{
-		return detail::took(detail::until(t, [this](const timespec *ts, int clk) {
-			return qlock_down_read_timed(&s_, ts, clk);
+		return took(until(t, [this](const timespec *ts, int clk) {
+			return T::timed_lock_shared(&l_, ts, clk);
 		}));
 	}
 
 	// Held for writing -> held for reading, no writer in between.
-	void downgrade() { qlock_downgrade_write(&s_); }
+	template <class T = Traits, only_if<T::downgrade> = 0>
+	void downgrade() noexcept(T::nothrow) { T::downgrade_write(&l_); }
 
-	native_handle_type native_handle() noexcept { return &s_; }
+	native_handle_type native_handle() noexcept { return &l_; }
 
 private:
-	qlock_rwsem_t s_;
+	typename Traits::native l_;
 };
+
+} // namespace detail
+
+using mutex = detail::basic_lock<detail::tp_mutex_traits>;
+using shared_mutex = detail::basic_lock<detail::tp_rwlock_traits>;
+using spinlock = detail::basic_lock<detail::qspinlock_traits>;
+using rwlock = detail::basic_lock<detail::qrwlock_traits>;
+using rw_semaphore = detail::basic_lock<detail::rwsem_traits>;
 
 // TP condition variable (qlock/tp_cond.h) for std::unique_lock<qlock::mutex>;
 // notify_all requeues the waiters onto the mutex instead of waking them

@@ -133,6 +133,7 @@
  *    while its head sleeps (docs/qspinlock.md).
  */
 #define _GNU_SOURCE
+#include "lock/qrwlock_fast.h"
 #include "lock/qrwlock_variants.h"
 
 #include <time.h>

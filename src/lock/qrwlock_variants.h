@@ -1,118 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal: the qrwlock's word layouts and the seed 000 variants, built
- * from the one source in src/lock/qrwlock.c (see the comment at its top
- * for layouts, transitions and ordering).  Benchmark and tests only; the
- * public API is qlock/qrwlock.h (the current kernel layout).
+ * Internal: the seed 000 variants of the qrwlock (the 2014/2015 layout and
+ * its two ways of setting WAITING), built from the one source in
+ * src/lock/qrwlock.c (see the comment at its top for layouts, transitions
+ * and ordering).  Benchmark and tests only; the public API is
+ * qlock/qrwlock.h, the current layout and its inline paths
+ * qrwlock_fast.h.
  */
 #ifndef QLOCK_LOCK_QRWLOCK_VARIANTS_H
 #define QLOCK_LOCK_QRWLOCK_VARIANTS_H
 
 #include <stdbool.h>
-#include <stdint.h>
 
-#include "core/atomic.h"
-#include "core/testhook.h"
+#include "lock/qrwlock_fast.h" /* the writer byte, the current layout */
 #include "qlock/qrwlock.h"
-
-/* ---- the writer byte (bits 0-7 of the count word), every layout ------- */
-#define QRW_W_LOCKED   0xffu /* a writer holds the lock */
-#define QRW_W_SLOW     0x80u /* a writer holds it and the queue head sleeps */
-#define QRW_W_HELD     0x80u /* bit set in both "held" values above */
-#define QRW_W_SLEEP    0x02u /* the waiting writer sleeps until readers drain */
-#define QRW_W_BYTE     0xffu
-
-/* ---- current layout (qlock_* API, variant "qrwlock") ------------------- */
-#define QRW_CUR_WAITING 0x100u     /* bit 8: a writer waits */
-#define QRW_CUR_WMASK   0x1ffu     /* writer byte + waiting bit */
-#define QRW_CUR_RSHIFT  9u
-#define QRW_CUR_BIAS    (1u << QRW_CUR_RSHIFT)
 
 /* ---- 2014/2015 layout (variants "qrwlock-2015-*") ---------------------- */
 #define QRW_2015_WAITING 0x01u     /* writer byte value: a writer waits */
 #define QRW_2015_WMASK   0xffu     /* the writer byte ("wmode") */
 #define QRW_2015_RSHIFT  8u
 #define QRW_2015_BIAS    (1u << QRW_2015_RSHIFT)
-
-/*
- * The reader count is full (every layout): bit 30 set, i.e. 2^21 readers
- * in the current layout (2^22 in 2015's).  A reader whose add makes it
- * full takes its count back out and fails or waits for room, so at most
- * QLOCK_RWLOCK_MAX_READERS hold the lock; the 2^21 (2^22) values above
- * are headroom for the transient counts of readers backing out, and bit
- * 31 stays the unlock's wrap detector below.
- */
-#define QRW_R_FULL 0xc0000000u
-
-/*
- * What a read unlock's sub_return gives when nothing was read-locked: the
- * reader count wrapped (bit 31: 2^22 real readers are out of reach), or a
- * writer holds the lock (while a reader's count is in, no writer can take
- * it, so a real reader never sees W_HELD here).
- */
-#define QRW_READ_UNLOCK_BAD (0x80000000u | QRW_W_HELD)
-
-/*
- * ---- the current layout's uncontended paths -------------------------------
- * Inline here so that the pthread drop-in (shim/rwlock.c) runs them without
- * a call; qlock_read_lock() and friends are built from the same functions
- * (src/lock/qrwlock.c has the transitions and the O1-O6 orderings).  Every
- * miss goes to qrwlock.c.
- */
-void qrw_cur_read_back_out(qlock_rwlock_t *lock);
-void qrw_cur_read_unlock_slow(qlock_rwlock_t *lock, uint32_t cnts);
-
-/* Read lock: R += 1, taken unless a writer holds or waits or the count is
- * full; else the count is taken back out (which may wake a writer) and
- * false returned. */
-static inline bool qrw_cur_read_lock_fast(qlock_rwlock_t *lock)
-{
-	uint32_t cnts = qa_add_return_acquire(&lock->cnts, QRW_CUR_BIAS); /* O1 */
-
-	if (qa_likely(!(cnts & (QRW_CUR_WMASK | QRW_R_FULL))))
-		return true;
-	qrw_cur_read_back_out(lock);
-	return false;
-}
-
-/* Read unlock: R -= 1; misuse and the last reader waking a sleeping
- * writer go out of line. */
-static inline void qrw_cur_read_unlock(qlock_rwlock_t *lock)
-{
-	uint32_t cnts = qa_sub_return_release(&lock->cnts, QRW_CUR_BIAS); /* O2 */
-
-	if (qa_unlikely((cnts & QRW_READ_UNLOCK_BAD) ||
-			cnts == (QRW_CUR_WAITING | QRW_W_SLEEP))) {
-		qrw_cur_read_unlock_slow(lock, cnts);
-		return;
-	}
-	qc_test_released(lock);
-}
-
-/* Write lock on a free word: 0 -> LOCKED (O2). */
-static inline bool qrw_cur_write_lock_fast(qlock_rwlock_t *lock)
-{
-	uint32_t cnts = 0;
-
-	return qa_try_cmpxchg_acquire(&lock->cnts, &cnts, QRW_W_LOCKED);
-}
-
-/* Write unlock: the write-mode byte LOCKED -> 0 (O1/O2/O3 release).
- * Returns the byte it found: LOCKED when released, else (SLOW: a waiter
- * sleeps; or misuse) nothing changed and qlock_write_unlock() does the
- * rest. */
-static inline uint8_t qrw_cur_write_unlock_fast(qlock_rwlock_t *lock)
-{
-#ifndef QLOCK_MUTATE_QRWLOCK
-	uint8_t w = qa_u8_cmpxchg_release(&lock->cnts, 0, QRW_W_LOCKED, 0);
-#else /* model-check mutation (tests/model): must be caught */
-	uint8_t w = qa_u8_cmpxchg_relaxed(&lock->cnts, 0, QRW_W_LOCKED, 0);
-#endif
-
-	if (qa_likely(w == QRW_W_LOCKED))
-		qc_test_released(lock);
-	return w;
-}
 
 /*
  * The seed 000 variants: same layout, same reader paths, they differ only

@@ -52,6 +52,46 @@ static_assert(sizeof(qlock::rwlock) == sizeof(qlock_rwlock_t));
 static_assert(sizeof(qlock::rw_semaphore) == sizeof(qlock_rwsem_t));
 static_assert(sizeof(qlock::condition_variable) == sizeof(qlock_tp_cond_t));
 
+// The concepts each lock meets, and no others: a member a lock does not
+// have is not declared at all, so detection (as here) sees the truth.
+template <class L, class = void> struct has_timed : std::false_type {};
+template <class L>
+struct has_timed<L, std::void_t<decltype(std::declval<L &>().try_lock_for(1ms)),
+				decltype(std::declval<L &>().try_lock_until(
+					std::chrono::steady_clock::now()))>>
+	: std::true_type {};
+template <class L, class = void> struct has_shared : std::false_type {};
+template <class L>
+struct has_shared<L, std::void_t<decltype(std::declval<L &>().lock_shared()),
+				 decltype(std::declval<L &>().try_lock_shared()),
+				 decltype(std::declval<L &>().unlock_shared())>>
+	: std::true_type {};
+template <class L, class = void> struct has_shared_timed : std::false_type {};
+template <class L>
+struct has_shared_timed<L, std::void_t<decltype(std::declval<L &>().try_lock_shared_for(1ms))>>
+	: std::true_type {};
+template <class L, class = void> struct has_downgrade : std::false_type {};
+template <class L>
+struct has_downgrade<L, std::void_t<decltype(std::declval<L &>().downgrade())>>
+	: std::true_type {};
+template <class L, bool timed, bool shared, bool downgrade>
+constexpr bool meets = has_timed<L>::value == timed &&
+		       has_shared<L>::value == shared &&
+		       has_shared_timed<L>::value == (shared && timed) &&
+		       has_downgrade<L>::value == downgrade &&
+		       noexcept(std::declval<L &>().try_lock());
+static_assert(meets<qlock::mutex, true, false, false>);
+static_assert(meets<qlock::shared_mutex, true, true, false>);
+static_assert(meets<qlock::spinlock, false, false, false>);
+static_assert(meets<qlock::rwlock, false, true, false>);
+static_assert(meets<qlock::rw_semaphore, true, true, true>);
+// The spinning locks' calls cannot throw.
+static_assert(noexcept(std::declval<qlock::spinlock &>().lock()) &&
+	      noexcept(std::declval<qlock::spinlock &>().unlock()));
+static_assert(noexcept(std::declval<qlock::rwlock &>().lock()) &&
+	      noexcept(std::declval<qlock::rwlock &>().lock_shared()) &&
+	      noexcept(std::declval<qlock::rwlock &>().unlock_shared()));
+
 // constexpr constructors: constant-initialised at namespace scope (C++20
 // checks it with constinit, which a non-trivial destructor does not stop).
 #if __cplusplus >= 202002L

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Model-check harness for the rwsem (src/lock/rwsem.c): plain data x == y
- * kept by writers, checked by readers, assert, no I/O.  Model build
- * (model_core.h): a futex sleeper returns only when a wake reaches it.
+ * Model-check harness for the rwsem (src/lock/rwsem.c and rwsem_wait.c):
+ * plain data x == y kept by writers, checked by readers, assert, no I/O.
+ * Model build (model_core.h): a futex sleeper returns only when a wake
+ * reaches it.
  * Spin limit 1 (wait-lock and queue waiters park almost at once), no owner
  * spinning and a hand-off time of 0 unless a variant says otherwise.  Each
  * variant is one check reaching one path, two threads, one iteration each
@@ -68,6 +69,7 @@
 
 #include "core/osq.c"
 #include "lock/rwsem.c"
+#include "lock/rwsem_wait.c"
 
 #include "lock/rwsem_variants.h"
 #include "qlock/qlock.h"

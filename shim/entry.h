@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The lock entry points' shapes (mutex.c, rwlock.c, spin.c), each written
+ * once: every pthread_*lock and *unlock instantiates one of these with its
+ * own fast path, lockdep object and call, so the hooks (lock-order checks,
+ * statistics, profile) sit in the same place for every lock.
+ *
+ * Call sites: SHIM_CALLER() and LOCKDEP_PC() are return addresses, so the
+ * macros expand inside the exported function itself and the names they
+ * record are the program's call sites.
+ */
+#ifndef QLOCK_SHIM_ENTRY_H
+#define QLOCK_SHIM_ENTRY_H
+
+#include "lockdep.h"
+#include "lockstat.h"
+#include "state.h"
+#include "symbolize.h"
+
+/*
+ * An acquisition: `fast` (the inline uncontended path, true when it took
+ * the lock; `false` for none), else `call` (0 or an error), with lockdep's
+ * checks around it when lockdep is on (`obj`, `mode`: LD_*).  LOCKDEP_ON()
+ * sets the shim up first, so `call` always runs set up.  Evaluates to 0 or
+ * the error.
+ */
+#define SHIM_LOCK(lock, fast, obj, mode, call) __extension__({                \
+	int shim_err_ = 0;                                                   \
+	if (!(fast))                                                         \
+		shim_err_ = LOCKDEP_ON()                                     \
+			? LOCKDEP_ACQUIRE((lock), (obj), (mode), (call))     \
+			: (call);                                            \
+	shim_err_;                                                           \
+})
+
+/*
+ * The general path of a blocking acquisition: with the statistics on,
+ * `trycall` first and `blockcall` only when that found the lock busy, the
+ * wait timed and the acquisition counted against `pc` (LOCKSTAT_ACQUIRE);
+ * else `blockcall` alone.
+ */
+#define SHIM_COUNTED(lock, kind, pc, trycall, blockcall)                      \
+	(qa_unlikely(shim_stats_on)                                          \
+		 ? LOCKSTAT_ACQUIRE((lock), (kind), (pc), (trycall),         \
+				    (blockcall))                             \
+		 : (blockcall))
+
+/*
+ * The four acquisition calls of one lock mode, all alike: NAME (blocking),
+ * TRY, TIMED (CLOCK_REALTIME deadline) and CLOCK (the caller's clock), on
+ * an object of type T.  `fast(l)` is the inline uncontended path (NAME and
+ * TRY take it first); `acquire(l, mode, clk, abs)` the general one (mode 0
+ * block, 1 try, 2 timed); `obj` the lockdep object, `kind` the statistics'
+ * kind.  NAME's general path (out of line, so that the fast path stays
+ * small) is NAME_general, counted by the statistics; TRY and the timed
+ * calls are not counted (lockstat.h).
+ */
+#define SHIM_LOCK_CALLS(T, NAME, TRY, TIMED, CLOCK, fast, acquire, obj, kind)  \
+	static __attribute__((noinline)) int NAME##_general(T *l,            \
+							    const void *pc)   \
+	{                                                                    \
+		ready();                                                     \
+		return SHIM_COUNTED(l, kind, pc,                             \
+				    acquire(l, 1, CLOCK_REALTIME, NULL),     \
+				    acquire(l, 0, CLOCK_REALTIME, NULL));    \
+	}                                                                    \
+	EXPORT int NAME(T *l)                                                \
+	{                                                                    \
+		return SHIM_LOCK(l, fast(l), obj, LD_BLOCK,                  \
+				 NAME##_general(l, SHIM_CALLER()));          \
+	}                                                                    \
+	EXPORT int TRY(T *l)                                                 \
+	{                                                                    \
+		return SHIM_LOCK(l, fast(l), obj, LD_TRY,                    \
+				 acquire(l, 1, CLOCK_REALTIME, NULL));       \
+	}                                                                    \
+	EXPORT int TIMED(T *l, const struct timespec *abs)                   \
+	{                                                                    \
+		return SHIM_LOCK(l, false, obj, LD_TIMED,                    \
+				 acquire(l, 2, CLOCK_REALTIME, abs));        \
+	}                                                                    \
+	EXPORT int CLOCK(T *l, clockid_t clk, const struct timespec *abs)    \
+	{                                                                    \
+		return SHIM_LOCK(l, false, obj, LD_TIMED,                    \
+				 acquire(l, 2, clk, abs));                   \
+	}
+
+/*
+ * A release: `fast` (the inline path, true when it released the lock),
+ * else lockdep's bookkeeping when it is on, then `call` (set up by
+ * LOCKDEP_ON(); it tells the statistics with SHIM_RELEASED()).
+ */
+#define SHIM_UNLOCK(lock, fast, obj, call) __extension__({                    \
+	int shim_err_ = 0;                                                   \
+	if (!(fast)) {                                                       \
+		if (LOCKDEP_ON())                                            \
+			lockdep_release((lock), (obj), LOCKDEP_PC());        \
+		shim_err_ = (call);                                          \
+	}                                                                    \
+	shim_err_;                                                           \
+})
+
+/* The statistics' side of a release, before the lock is released. */
+#define SHIM_RELEASED(lock)                                                   \
+	do {                                                                 \
+		if (qa_unlikely(shim_stats_on))                              \
+			lockstat_release(lock);                              \
+	} while (0)
+
+/* glibc also exports the lock calls as __pthread_* (GLIBC_2.2.5), which
+ * old binaries may call: each forwards to its pthread_* entry point. */
+#define SHIM_GLIBC_ALIAS(name, params, args)                                  \
+	EXPORT int __##name params;                                          \
+	int __##name params                                                  \
+	{                                                                    \
+		return name args;                                            \
+	}
+
+#endif /* QLOCK_SHIM_ENTRY_H */

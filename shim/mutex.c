@@ -178,25 +178,48 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
  * behind (WAITERS, a ghost top waiter) sends the call to the general path,
  * which repairs it (mutex_fork_check()).
  */
-static inline bool mutex_fast_ok(const struct qm *q)
+static inline bool mutex_kind_fast(const struct qm *q)
 {
 	int kind = q->kind & ~MUTEX_ELISION_BITS;
 
-	return qa_likely(qa_read(&shim_mutex_fast)) &&
-	       qa_likely(kind == MUTEX_NORMAL || kind == MUTEX_ADAPTIVE);
+	return qa_likely(kind == MUTEX_NORMAL || kind == MUTEX_ADAPTIVE);
 }
+
+static inline bool mutex_fast_ok(const struct qm *q)
+{
+	return qa_likely(qa_read(&shim_mutex_fast)) && mutex_kind_fast(q);
+}
+
+#ifdef SHIM_WITH_TP
+/* The TP word's one-cmpxchg paths (a plain load and store while the
+ * process has one thread); tid != 0. */
+static inline bool mutex_lock_tp(pthread_mutex_t *m, uint32_t tid)
+{
+	qlock_tp_mutex_t *tm = (qlock_tp_mutex_t *)QM(m)->word;
+
+	if (shim_single_threaded())
+		return tp_mutex_lock_fast_single(tm, tid);
+	return tp_mutex_lock_fast(tm, tid);
+}
+
+static inline bool mutex_unlock_tp(pthread_mutex_t *m, uint32_t tid)
+{
+	qlock_tp_mutex_t *tm = (qlock_tp_mutex_t *)QM(m)->word;
+
+	if (shim_single_threaded())
+		return tp_mutex_unlock_fast_single(tm, tid);
+	return tp_mutex_unlock_fast(tm, tid) == tid;
+}
+#endif
 
 static inline bool mutex_lock_fast(pthread_mutex_t *m)
 {
 #ifdef SHIM_WITH_TP
-	qlock_tp_mutex_t *tm = (qlock_tp_mutex_t *)QM(m)->word;
 	uint32_t tid = tp_self_tid_cached(); /* 0: the general path fills it */
 
 	if (!mutex_fast_ok(QM(m)) || qa_unlikely(tid == 0))
 		return false;
-	if (shim_single_threaded())
-		return tp_mutex_lock_fast_single(tm, tid);
-	return tp_mutex_lock_fast(tm, tid);
+	return mutex_lock_tp(m, tid);
 #else
 	(void)m;
 	return false;
@@ -210,11 +233,39 @@ static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 
 	if (!mutex_fast_ok(QM(m)) || qa_unlikely(tid == 0))
 		return false;
-	if (shim_single_threaded())
-		return tp_mutex_unlock_fast_single(
-			(qlock_tp_mutex_t *)QM(m)->word, tid);
-	return tp_mutex_unlock_fast((qlock_tp_mutex_t *)QM(m)->word, tid) ==
-	       tid;
+	return mutex_unlock_tp(m, tid);
+#else
+	(void)m;
+	return false;
+#endif
+}
+
+/*
+ * The same paths while a report counts (shim_stats_on turns the ones
+ * above off): after the count's check, a NORMAL or ADAPTIVE mutex on the
+ * TP algorithm is still taken and released by one cmpxchg, without the
+ * general path's calls.
+ */
+static inline bool mutex_lock_counted(pthread_mutex_t *m)
+{
+#ifdef SHIM_WITH_TP
+	uint32_t tid = tp_self_tid_cached();
+
+	return shim_malg == MALG_TP && mutex_kind_fast(QM(m)) && qa_likely(tid != 0) &&
+	       mutex_lock_tp(m, tid);
+#else
+	(void)m;
+	return false;
+#endif
+}
+
+static inline bool mutex_unlock_counted(pthread_mutex_t *m)
+{
+#ifdef SHIM_WITH_TP
+	uint32_t tid = tp_self_tid_cached();
+
+	return shim_malg == MALG_TP && mutex_kind_fast(QM(m)) && qa_likely(tid != 0) &&
+	       mutex_unlock_tp(m, tid);
 #else
 	(void)m;
 	return false;
@@ -224,10 +275,15 @@ static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 static __attribute__((noinline)) int mutex_lock_general(pthread_mutex_t *m, const void *pc)
 {
 	ready();
-	if (qa_unlikely(shim_stats_on))
+	if (qa_unlikely(shim_stats_on)) {
+		if (mutex_lock_counted(m)) {
+			lockstat_acquired(m, LOCKSTAT_MUTEX, pc);
+			return 0;
+		}
 		return LOCKSTAT_ACQUIRE(m, LOCKSTAT_MUTEX, pc,
 			mutex_acquire(m, 1, CLOCK_REALTIME, NULL),
 			mutex_acquire(m, 0, CLOCK_REALTIME, NULL));
+	}
 	return mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
 }
 
@@ -278,8 +334,11 @@ EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 	ready();
 	if (LOCKDEP_ON())
 		lockdep_release(m, LD_MUTEX, LOCKDEP_PC());
-	if (qa_unlikely(shim_stats_on))
+	if (qa_unlikely(shim_stats_on)) {
 		lockstat_release(m);
+		if (mutex_unlock_counted(m))
+			return 0;
+	}
 	return mutex_release(m);
 }
 

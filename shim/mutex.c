@@ -242,20 +242,24 @@ static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 
 /*
  * The same paths while a report counts (shim_stats_on turns the ones
- * above off): after the count's check, a NORMAL or ADAPTIVE mutex on the
- * TP algorithm is still taken and released by one cmpxchg, without the
- * general path's calls.
+ * above off): a NORMAL or ADAPTIVE mutex on the TP algorithm is still
+ * tried and released by one cmpxchg, without the general path's calls,
+ * then counted; a failed try is the report's first, so a lock call
+ * tries as many times before it waits as without the report.
+ * mutex_try_counted(): 0 taken, EBUSY held, -1 not such a mutex (or no
+ * tid cached yet).
  */
-static inline bool mutex_lock_counted(pthread_mutex_t *m)
+static inline int mutex_try_counted(pthread_mutex_t *m)
 {
 #ifdef SHIM_WITH_TP
 	uint32_t tid = tp_self_tid_cached();
 
-	return shim_malg == MALG_TP && mutex_kind_fast(QM(m)) && qa_likely(tid != 0) &&
-	       mutex_lock_tp(m, tid);
+	if (shim_malg != MALG_TP || !mutex_kind_fast(QM(m)) || qa_unlikely(tid == 0))
+		return -1;
+	return mutex_lock_tp(m, tid) ? 0 : EBUSY;
 #else
 	(void)m;
-	return false;
+	return -1;
 #endif
 }
 
@@ -276,12 +280,10 @@ static __attribute__((noinline)) int mutex_lock_general(pthread_mutex_t *m, cons
 {
 	ready();
 	if (qa_unlikely(shim_stats_on)) {
-		if (mutex_lock_counted(m)) {
-			lockstat_acquired(m, LOCKSTAT_MUTEX, pc);
-			return 0;
-		}
+		int first = mutex_try_counted(m);
+
 		return LOCKSTAT_ACQUIRE(m, LOCKSTAT_MUTEX, pc,
-			mutex_acquire(m, 1, CLOCK_REALTIME, NULL),
+			first >= 0 ? first : mutex_acquire(m, 1, CLOCK_REALTIME, NULL),
 			mutex_acquire(m, 0, CLOCK_REALTIME, NULL));
 	}
 	return mutex_acquire(m, 0, CLOCK_REALTIME, NULL);

@@ -52,16 +52,18 @@
  * TRY take it first); `acquire(l, mode, clk, abs)` the general one (mode 0
  * block, 1 try, 2 timed); `obj` the lockdep object, `kind` the statistics'
  * kind.  NAME's general path (out of line, so that the fast path stays
- * small) is NAME_general, counted by the statistics; TRY and the timed
- * calls are not counted (lockstat.h).
+ * small) is NAME_general, counted by the statistics: its first try is
+ * `first_try(l)` (0 or EBUSY; a lock's counted one-RMW try, or
+ * acquire(l, 1, ...)); TRY and the timed calls are not counted
+ * (lockstat.h).
  */
-#define SHIM_LOCK_CALLS(T, NAME, TRY, TIMED, CLOCK, fast, acquire, obj, kind)  \
+#define SHIM_LOCK_CALLS(T, NAME, TRY, TIMED, CLOCK, fast, acquire, first_try, \
+			obj, kind)                                           \
 	static __attribute__((noinline)) int NAME##_general(T *l,            \
 							    const void *pc)   \
 	{                                                                    \
 		ready();                                                     \
-		return SHIM_COUNTED(l, kind, pc,                             \
-				    acquire(l, 1, CLOCK_REALTIME, NULL),     \
+		return SHIM_COUNTED(l, kind, pc, first_try(l),               \
 				    acquire(l, 0, CLOCK_REALTIME, NULL));    \
 	}                                                                    \
 	EXPORT int NAME(T *l)                                                \

@@ -91,21 +91,17 @@ static void ls_raise_max(uint64_t *max, uint64_t v)
 }
 
 /*
- * A row is updated by the thread that has just acquired its lock.  For an
- * exclusive lock (mutex, write lock, spinlock) that thread is alone on the
- * row until it unlocks, whose release orders the update before the next
- * owner's: a plain add suffices and keeps a locked instruction off the
- * uncontended path.  Readers share their lock, and an overflow row is
- * shared by many locks: those add atomically.  All relaxed: the counts
- * are read at exit, after the threads are done (or racily, by a report
- * made while they run, which may be off by the adds in flight).
+ * Rows and details are shared: the threads' own counters (profile.h) are
+ * added to them at any time, by a thread that need not hold the lock, so
+ * every update adds atomically.  The acquisitions counted on a row
+ * directly are those of a thread whose counter slot is taken by another
+ * lock, or that has no record.  All relaxed: the counts are read at
+ * exit, after the threads are done (or racily, by a report made while
+ * they run, which may be off by the adds in flight).
  */
-static inline void ls_count(uint64_t *c, uint64_t v, bool alone)
+static inline void ls_count(uint64_t *c, uint64_t v)
 {
-	if (alone)
-		qa_stat_add(c, v);
-	else
-		qa_fetch_add_relaxed(c, v);
+	qa_fetch_add_relaxed(c, v);
 }
 
 /* The row's details, allocated at its first need; NULL when they ran out. */
@@ -127,7 +123,8 @@ static struct ls_detail *ls_detail_of(struct ls_row *r)
 	return qa_read_acquire(&r->detail);
 }
 
-static void ls_site_add(struct ls_detail *d, uintptr_t pc, uint64_t wait_ns)
+/* `count` waits at `pc`, `wait_ns` in all. */
+static void ls_site_add(struct ls_detail *d, uintptr_t pc, uint64_t count, uint64_t wait_ns)
 {
 	for (int i = 0; i < LS_SITES; i++) {
 		uintptr_t cur = qa_read(&d->sites[i].pc);
@@ -137,14 +134,29 @@ static void ls_site_add(struct ls_detail *d, uintptr_t pc, uint64_t wait_ns)
 			cur = pc;
 		if (cur != pc)
 			continue;
-		qa_fetch_add_relaxed(&d->sites[i].count, 1);
+		qa_fetch_add_relaxed(&d->sites[i].count, count);
 		qa_fetch_add_relaxed(&d->sites[i].wait_ns, wait_ns);
 		return;
 	}
-	qa_fetch_add_relaxed(&d->other_sites, 1);
+	qa_fetch_add_relaxed(&d->other_sites, count);
 }
 
-/* ---- threads (profile) ------------------------------------------------ */
+/* One wait, or one timed hold, straight into the lock's detail. */
+static void ls_detail_wait(struct ls_detail *d, uintptr_t pc, uint64_t ns)
+{
+	qa_fetch_add_relaxed(&d->wait_hist[ls_bucket(ns)], 1);
+	ls_site_add(d, pc, 1, ns);
+}
+
+static void ls_detail_hold(struct ls_detail *d, uint64_t ns)
+{
+	qa_fetch_add_relaxed(&d->holds, 1);
+	qa_fetch_add_relaxed(&d->hold_total_ns, ns);
+	qa_fetch_add_relaxed(&d->hold_hist[ls_bucket(ns)], 1);
+	ls_raise_max(&d->hold_max_ns, ns);
+}
+
+/* ---- threads ------------------------------------------------------------ */
 
 struct pf_thread pf_threads[PF_THREADS];
 static __thread struct pf_thread *pf_self __attribute__((tls_model("initial-exec")));
@@ -152,14 +164,76 @@ static bool pf_self_none_left;
 static pthread_key_t pf_key;
 static bool pf_key_ok;
 
+/*
+ * A thread's counters and detail shares are written by their thread with
+ * relaxed loads and stores (qa_stat_add) and read by a flush, which may
+ * be another thread's (a report): relaxed atomics throughout, so such a
+ * flush is racy but defined.
+ */
 static void pf_count_flush(struct pf_count *c)
 {
-	uint64_t n = qa_read(&c->n);
+	uint64_t n = qa_read(&c->n), k = qa_read(&c->contended);
+	struct ls_row *r = qa_read(&c->row);
 
 	if (n) {
-		qa_fetch_add_relaxed(&c->row->acquired, n);
+		ls_count(&r->acquired, n);
 		qa_write(&c->n, 0);
 	}
+	if (k || qa_read(&c->wait_ns)) { /* a condition variable's waits: k = 0 */
+		if (k)
+			ls_count(&r->contended, k);
+		ls_count(&r->wait_total_ns, qa_read(&c->wait_ns));
+		ls_raise_max(&r->wait_max_ns, qa_read(&c->wait_max_ns));
+		qa_write(&c->contended, 0);
+		qa_write(&c->wait_ns, 0);
+		qa_write(&c->wait_max_ns, 0);
+	}
+}
+
+static void pf_hist_flush(uint64_t *to, uint32_t *from, uint8_t lo, uint8_t hi)
+{
+	for (unsigned b = lo; b <= hi && b < LS_HIST; b++) {
+		uint32_t n = qa_read(&from[b]);
+
+		if (n) {
+			qa_fetch_add_relaxed(&to[b], n);
+			qa_write(&from[b], 0);
+		}
+	}
+}
+
+/* Add a detail share to its lock's detail; the share stays its lock's. */
+static void pf_detail_flush(struct pf_detail *e)
+{
+	struct ls_detail *d = qa_read_acquire(&e->d);
+
+	if (!d)
+		return;
+	pf_hist_flush(d->wait_hist, e->wait_hist, qa_read(&e->wlo), qa_read(&e->whi));
+	pf_hist_flush(d->hold_hist, e->hold_hist, qa_read(&e->hlo), qa_read(&e->hhi));
+	qa_write(&e->wlo, (uint8_t)LS_HIST);
+	qa_write(&e->whi, 0);
+	qa_write(&e->hlo, (uint8_t)LS_HIST);
+	qa_write(&e->hhi, 0);
+	if (qa_read(&e->holds)) {
+		qa_fetch_add_relaxed(&d->holds, qa_read(&e->holds));
+		qa_fetch_add_relaxed(&d->hold_total_ns, qa_read(&e->hold_total_ns));
+		ls_raise_max(&d->hold_max_ns, qa_read(&e->hold_max_ns));
+		qa_write(&e->holds, 0);
+		qa_write(&e->hold_total_ns, 0);
+		qa_write(&e->hold_max_ns, 0);
+	}
+	for (int i = 0; i < LS_SITES; i++) {
+		struct ls_site *s = &e->sites[i];
+		uint64_t n = qa_read(&s->count);
+
+		if (n)
+			ls_site_add(d, qa_read(&s->pc), n, qa_read(&s->wait_ns));
+		qa_write(&s->count, 0);
+		qa_write(&s->wait_ns, 0);
+		qa_write(&s->pc, 0);
+	}
+	qa_write(&e->events, 0);
 }
 
 /* Racy for threads that still run (an add of theirs in flight may be
@@ -167,11 +241,15 @@ static void pf_count_flush(struct pf_count *c)
 void lockstat_flush_counts(void)
 {
 	for (int i = 0; i < PF_THREADS; i++) {
-		if (!qa_read_acquire(&pf_threads[i].tid))
+		struct pf_thread *t = &pf_threads[i];
+
+		if (!qa_read_acquire(&t->tid))
 			continue;
 		for (int k = 0; k < PF_COUNTS; k++)
-			if (qa_read_acquire(&pf_threads[i].counts[k].key))
-				pf_count_flush(&pf_threads[i].counts[k]);
+			if (qa_read_acquire(&t->counts[k].key))
+				pf_count_flush(&t->counts[k]);
+		for (int k = 0; k < PF_DETAILS; k++)
+			pf_detail_flush(&t->details[k]);
 	}
 }
 
@@ -185,6 +263,10 @@ static void pf_thread_exit(void *arg)
 			pf_count_flush(&t->counts[k]);
 			qa_write(&t->counts[k].key, 0);
 		}
+	for (int k = 0; k < PF_DETAILS; k++) {
+		pf_detail_flush(&t->details[k]);
+		qa_write(&t->details[k].d, NULL);
+	}
 	pf_self = NULL;
 	qa_write(&t->depth, 0);
 	/* Release: the emptied record before it is free (pairs with the
@@ -219,14 +301,113 @@ static struct pf_thread *pf_thread_get(void)
 	}
 	qa_write(&t->depth, 0);
 	qa_write(&t->lost, 0);
+	t->dmisses = 0;
+	t->waits = 0;
+	for (int k = 0; k < PF_DETAILS; k++) {
+		qa_write(&t->details[k].wlo, (uint8_t)LS_HIST);
+		qa_write(&t->details[k].hlo, (uint8_t)LS_HIST);
+	}
 	pf_self = t;
 	if (pf_key_ok)
 		(void)pthread_setspecific(pf_key, t);
 	return t;
 }
 
+/* The thread's share of detail d: found, or a free slot taken, or (after
+ * PF_DETAIL_MISSES misses) one taken over; NULL: add to d directly. */
+static struct pf_detail *pf_detail_get(struct pf_thread *t, struct ls_detail *d)
+{
+	struct pf_detail *e = NULL;
+
+	for (int i = 0; i < PF_DETAILS; i++) {
+		struct ls_detail *cur = t->details[i].d;
+
+		if (qa_likely(cur == d))
+			return &t->details[i];
+		if (!cur && !e)
+			e = &t->details[i];
+	}
+	if (!e) {
+		if (++t->dmisses < PF_DETAIL_MISSES)
+			return NULL;
+		t->dmisses = 0;
+		e = &t->details[t->dnext++ % PF_DETAILS];
+		pf_detail_flush(e);
+	}
+	/* Release: the emptied share before the pointer that makes it d's
+	 * (pairs with the acquire in pf_detail_flush()). */
+	qa_write_release(&e->d, d);
+	return e;
+}
+
+static inline void pf_hist_add(uint32_t *h, uint8_t *lo, uint8_t *hi, uint64_t ns)
+{
+	uint8_t b = (uint8_t)ls_bucket(ns);
+
+	qa_stat_add(&h[b], 1);
+	if (qa_unlikely(b < qa_read(lo)))
+		qa_write(lo, b);
+	if (qa_unlikely(b > qa_read(hi)))
+		qa_write(hi, b);
+}
+
+static inline void pf_detail_event(struct pf_detail *e)
+{
+	if (qa_unlikely(qa_read(&e->events) + 1 == PF_DETAIL_FLUSH_EVENTS))
+		pf_detail_flush(e);
+	else
+		qa_stat_add(&e->events, 1);
+}
+
+/* A wait at pc: in the thread's share of d, or else in d. */
+static void pf_detail_wait(struct pf_thread *t, struct ls_detail *d, uintptr_t pc, uint64_t ns)
+{
+	struct pf_detail *e = pf_detail_get(t, d);
+
+	if (qa_unlikely(!e)) {
+		ls_detail_wait(d, pc, ns);
+		return;
+	}
+	pf_hist_add(e->wait_hist, &e->wlo, &e->whi, ns);
+	for (int i = 0; i < LS_SITES; i++) {
+		struct ls_site *s = &e->sites[i];
+
+		uintptr_t cur = qa_read(&s->pc);
+
+		if (cur == 0)
+			qa_write(&s->pc, cur = pc);
+		if (cur != pc)
+			continue;
+		qa_stat_add(&s->count, 1);
+		qa_stat_add(&s->wait_ns, ns);
+		pf_detail_event(e);
+		return;
+	}
+	/* The thread waited at more sites: this one straight to d. */
+	ls_site_add(d, pc, 1, ns);
+	pf_detail_event(e);
+}
+
+static void pf_detail_hold(struct pf_thread *t, struct ls_detail *d, uint64_t ns)
+{
+	struct pf_detail *e = pf_detail_get(t, d);
+
+	if (qa_unlikely(!e)) {
+		ls_detail_hold(d, ns);
+		return;
+	}
+	pf_hist_add(e->hold_hist, &e->hlo, &e->hhi, ns);
+	qa_stat_add(&e->holds, 1);
+	qa_stat_add(&e->hold_total_ns, ns);
+	if (ns > qa_read(&e->hold_max_ns))
+		qa_write(&e->hold_max_ns, ns);
+	pf_detail_event(e);
+}
+
+/* t0: the acquisition's time after a wait, which times the hold; 0 = the
+ * hold is not timed. */
 static void pf_push(struct pf_thread *t, const volatile void *lock, enum lockstat_kind kind,
-		    const void *pc, struct ls_row *r)
+		    const void *pc, struct ls_row *r, uint64_t t0)
 {
 	uint32_t d = t->depth;
 	struct pf_held *h;
@@ -240,11 +421,7 @@ static void pf_push(struct pf_thread *t, const volatile void *lock, enum locksta
 	qa_write(&h->pc, (uintptr_t)pc);
 	qa_write(&h->kind, (uint32_t)kind);
 	qa_write(&h->row, r);
-	/* Hold times of the locks that have been contended only, and of 1
-	 * in PF_HOLD_SAMPLE of their holds (a clock read costs about as
-	 * much as the rest of the profile's work on an acquisition). */
-	qa_write(&h->t0, r && qa_read(&r->detail) && ++t->holds % PF_HOLD_SAMPLE == 0
-				 ? qc_now_ns() : 0);
+	qa_write(&h->t0, t0);
 	/* Release: the entry before the depth that covers it (pairs with
 	 * the watchdog's acquire of depth). */
 	qa_write_release(&t->depth, d + 1);
@@ -274,29 +451,12 @@ static bool pf_pop(struct pf_thread *t, const volatile void *lock, struct pf_hel
 	return false;
 }
 
-static void ls_hold_done(const struct pf_held *h)
-{
-	struct ls_detail *d;
-
-	if (!h->t0 || !h->row || !(d = qa_read_acquire(&h->row->detail)))
-		return;
-	uint64_t ns = qc_now_ns() - h->t0;
-	/* The holder of an exclusive lock is alone on its row (ls_count);
-	 * readers are not. */
-	bool alone = h->kind != LOCKSTAT_RWLOCK_READ;
-
-	ls_count(&d->holds, 1, alone);
-	ls_count(&d->hold_total_ns, ns, alone);
-	ls_count(&d->hold_hist[ls_bucket(ns)], 1, alone);
-	ls_raise_max(&d->hold_max_ns, ns);
-}
-
 /* ---- the hooks ---------------------------------------------------------- */
 
-/* Count an acquisition in the thread's counter for the lock; its row
- * (NULL if the thread has no record). */
-static struct ls_row *pf_count_add(struct pf_thread *t, const volatile void *lock,
-				   enum lockstat_kind kind, const void *pc)
+/* Count an acquisition in the thread's counter for the lock, which it
+ * returns (NULL: counted on the row); *row: the lock's row. */
+static struct pf_count *pf_count_add(struct pf_thread *t, const volatile void *lock,
+				     enum lockstat_kind kind, const void *pc, struct ls_row **row)
 {
 	uintptr_t key = ls_key(lock, kind);
 	struct pf_count *c = &t->counts[(ls_hash(key) >> 59) & (PF_COUNTS - 1)];
@@ -305,12 +465,14 @@ static struct ls_row *pf_count_add(struct pf_thread *t, const volatile void *loc
 		qa_stat_add(&c->n, 1); /* ours alone; a report reads it */
 		if (qa_unlikely(c->misses))
 			c->misses = 0;
-		return c->row;
+		*row = c->row;
+		return c;
 	}
 	struct ls_row *r = ls_row_of(lock, kind, pc);
+	*row = r;
 	if (r == &ls_overflow[kind] || (c->key && ++c->misses < PF_COUNT_MISSES)) {
-		ls_count(&r->acquired, 1, kind != LOCKSTAT_RWLOCK_READ && r != &ls_overflow[kind]);
-		return r;
+		ls_count(&r->acquired, 1);
+		return NULL;
 	}
 	c->misses = 0;
 	if (c->key)
@@ -321,38 +483,68 @@ static struct ls_row *pf_count_add(struct pf_thread *t, const volatile void *loc
 	/* Release: row and count before the key that makes them count
 	 * (pairs with the acquire of the key in lockstat_flush_counts()). */
 	qa_write_release(&c->key, key);
-	return r;
+	return c;
 }
 
-void lockstat_record(const volatile void *lock, enum lockstat_kind kind, const void *pc,
-		     bool waited, uint64_t wait_ns)
+void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind, const void *pc)
 {
 	struct pf_thread *t = pf_thread_get();
 	struct ls_row *r;
-	bool alone;
+
+	if (qa_unlikely(t == NULL)) {
+		r = ls_row_of(lock, kind, pc);
+		ls_count(&r->acquired, 1);
+		return;
+	}
+	(void)pf_count_add(t, lock, kind, pc, &r);
+	if (shim_profile_on)
+		pf_push(t, lock, kind, pc, r != &ls_overflow[kind] ? r : NULL, 0);
+}
+
+/*
+ * An acquisition after a wait that began at t0.  Everything it records
+ * goes to the thread's own counters and detail shares (the lock is held
+ * now: a write to a line another CPU wrote last would lengthen the hold),
+ * save for a lock without a counter slot or detail share.
+ */
+void lockstat_waited(const volatile void *lock, enum lockstat_kind kind, const void *pc,
+		     uint64_t t0)
+{
+	uint64_t now = qc_now_ns(), ns = now - t0;
+	struct pf_thread *t = pf_thread_get();
+	struct pf_count *c = NULL;
+	struct ls_detail *d = NULL;
+	struct ls_row *r;
 
 	if (qa_likely(t != NULL)) {
-		r = pf_count_add(t, lock, kind, pc);
+		c = pf_count_add(t, lock, kind, pc, &r);
 	} else {
 		r = ls_row_of(lock, kind, pc);
-		ls_count(&r->acquired, 1, kind != LOCKSTAT_RWLOCK_READ && r != &ls_overflow[kind]);
+		ls_count(&r->acquired, 1);
 	}
-	alone = kind != LOCKSTAT_RWLOCK_READ && r != &ls_overflow[kind];
-	if (waited) {
-		ls_count(&r->contended, 1, alone);
-		ls_count(&r->wait_total_ns, wait_ns, alone);
-		ls_raise_max(&r->wait_max_ns, wait_ns);
-		if (shim_profile_on) {
-			struct ls_detail *d = ls_detail_of(r);
-
-			if (d) {
-				qa_fetch_add_relaxed(&d->wait_hist[ls_bucket(wait_ns)], 1);
-				ls_site_add(d, (uintptr_t)pc, wait_ns);
-			}
-		}
+	if (qa_likely(c != NULL)) {
+		qa_stat_add(&c->contended, 1);
+		qa_stat_add(&c->wait_ns, ns);
+		if (ns > qa_read(&c->wait_max_ns))
+			qa_write(&c->wait_max_ns, ns);
+	} else {
+		ls_count(&r->contended, 1);
+		ls_count(&r->wait_total_ns, ns);
+		ls_raise_max(&r->wait_max_ns, ns);
 	}
-	if (shim_profile_on && t)
-		pf_push(t, lock, kind, pc, r != &ls_overflow[kind] ? r : NULL);
+	if (!shim_profile_on)
+		return;
+	d = ls_detail_of(r);
+	if (d && t)
+		pf_detail_wait(t, d, (uintptr_t)pc, ns);
+	else if (d)
+		ls_detail_wait(d, (uintptr_t)pc, ns);
+	/* The hold of 1 in PF_HOLD_SAMPLE of the thread's acquisitions that
+	 * waited is timed from now (the first one's included): a clock read
+	 * at the unlock, while the lock is still held. */
+	if (t)
+		pf_push(t, lock, kind, pc, r != &ls_overflow[kind] ? r : NULL,
+			d && t->waits++ % PF_HOLD_SAMPLE == 0 ? now : 0);
 }
 
 void lockstat_wait_begin(const volatile void *lock, enum lockstat_kind kind, const void *pc)
@@ -381,12 +573,14 @@ void lockstat_wait_end(void)
 void lockstat_release(const volatile void *lock)
 {
 	struct pf_thread *t;
+	struct ls_detail *d;
 	struct pf_held h;
 
 	if (!shim_profile_on || !(t = pf_self))
 		return;
-	if (pf_pop(t, lock, &h))
-		ls_hold_done(&h);
+	if (!pf_pop(t, lock, &h) || !h.t0 || !h.row || !(d = qa_read_acquire(&h.row->detail)))
+		return;
+	pf_detail_hold(t, d, qc_now_ns() - h.t0);
 }
 
 /* ---- condition variables (profile) ---------------------------------- */
@@ -398,38 +592,54 @@ uint64_t lockstat_cond_wait_begin(const volatile void *cond, const volatile void
 	uintptr_t none = 0;
 
 	/* A signal may have made the row: the first wait names it. */
-	(void)qa_try_cmpxchg_relaxed(&r->first_pc, &none, (uintptr_t)pc);
+	if (!qa_read(&r->first_pc))
+		(void)qa_try_cmpxchg_relaxed(&r->first_pc, &none, (uintptr_t)pc);
 	lockstat_release(mutex);
 	return qc_now_ns();
 }
 
+/* The mutex is held again here: as for a lock's wait, the thread's own
+ * counters and detail shares take what they can. */
 void lockstat_cond_wait_end(const volatile void *cond, const volatile void *mutex,
 			    const void *pc, uint64_t t0, int err)
 {
 	uint64_t ns = qc_now_ns() - t0;
-	struct ls_row *r = ls_row_of(cond, LOCKSTAT_COND, pc);
-	struct ls_detail *d = ls_detail_of(r);
+	struct pf_thread *t = pf_thread_get();
+	struct pf_count *c = NULL;
+	struct ls_row *r;
+	struct ls_detail *d;
 
-	qa_fetch_add_relaxed(&r->acquired, 1);
-	qa_fetch_add_relaxed(&r->wait_total_ns, ns);
-	ls_raise_max(&r->wait_max_ns, ns);
+	if (t)
+		c = pf_count_add(t, cond, LOCKSTAT_COND, pc, &r);
+	else
+		r = ls_row_of(cond, LOCKSTAT_COND, pc);
+	if (c) {
+		qa_stat_add(&c->wait_ns, ns);
+		if (ns > qa_read(&c->wait_max_ns))
+			qa_write(&c->wait_max_ns, ns);
+	} else {
+		if (!t)
+			ls_count(&r->acquired, 1);
+		ls_count(&r->wait_total_ns, ns);
+		ls_raise_max(&r->wait_max_ns, ns);
+	}
+	d = ls_detail_of(r);
 	if (d) {
 		uintptr_t none = 0;
 
-		(void)qa_try_cmpxchg_relaxed(&d->mutex, &none, (uintptr_t)mutex);
-		qa_fetch_add_relaxed(&d->wait_hist[ls_bucket(ns)], 1);
-		ls_site_add(d, (uintptr_t)pc, ns);
+		if (!qa_read(&d->mutex))
+			(void)qa_try_cmpxchg_relaxed(&d->mutex, &none, (uintptr_t)mutex);
+		if (t)
+			pf_detail_wait(t, d, (uintptr_t)pc, ns);
+		else
+			ls_detail_wait(d, (uintptr_t)pc, ns);
 		if (err == ETIMEDOUT)
 			qa_fetch_add_relaxed(&d->timeouts, 1);
 	}
 	/* The mutex is held again (unless the caller did not hold it): a
-	 * new hold, not a new acquisition. */
-	if (err != EPERM) {
-		struct pf_thread *t = pf_thread_get();
-
-		if (t)
-			pf_push(t, mutex, LOCKSTAT_MUTEX, pc, ls_find(mutex, LOCKSTAT_MUTEX));
-	}
+	 * new hold, not a new acquisition, and not timed. */
+	if (err != EPERM && t)
+		pf_push(t, mutex, LOCKSTAT_MUTEX, pc, ls_find(mutex, LOCKSTAT_MUTEX), 0);
 }
 
 void lockstat_cond_wake(const volatile void *cond, bool broadcast, const void *pc)

@@ -11,22 +11,27 @@
  * uncontended acquisition adds one counter update in the thread's own
  * counters (profile.h, struct pf_count; the lock's row when the thread
  * has no record, or the lock does not keep a counter slot); only a
- * contended one reads the clock (twice) and updates the lock's row.
+ * contended one reads the clock (twice), and counts it and its wait in
+ * the same counter.  Nothing is written on a line another thread writes
+ * while the lock is held, save for the locks without a counter slot: the
+ * counters are added to the rows later (thread exit, report).
  *
  * The profile (shim_profile_on, profile.c) adds, still only on the
- * contended path: a wait histogram (p50, p99) and the call sites that
- * waited, per lock; and on every blocking lock call a push on the
- * thread's held-lock stack (a few thread-local stores; its unlock pops
- * it), which times how long a lock that has been contended is held (two
- * clock reads per acquisition of such a lock only) and tells the deadlock
- * watchdog (deadlock.c) who holds what.  Condition variables: waits,
- * timeouts, signals and broadcasts.
+ * contended path: a wait histogram (p50, p99), the call sites that
+ * waited, and the hold time of 1 in 8 of the acquisitions that waited
+ * (one more clock read, at the unlock), per lock, in the thread's own
+ * share of the lock's details (profile.h, struct pf_detail), added up the
+ * same way; and on every blocking lock call a push on the thread's
+ * held-lock stack (a few thread-local stores; its unlock pops it), which
+ * tells the deadlock watchdog (deadlock.c) who holds what.  Condition
+ * variables: waits, timeouts, signals and broadcasts.
  *
  * What is recorded where: the call site is the return address of the
  * exported pthread call (symbolize.h, SHIM_CALLER()); lock calls with a
  * deadline and trylocks are not counted, and their locks are not on the
  * held-lock stack; a condition variable's wait ends the mutex's hold and
- * starts a new one when it returns (its re-lock is not counted).
+ * starts a new one when it returns (its re-lock is not counted, and that
+ * hold is not timed).
  */
 #ifndef QLOCK_SHIM_LOCKSTAT_H
 #define QLOCK_SHIM_LOCKSTAT_H
@@ -49,10 +54,11 @@ enum lockstat_kind {
 /* Profile mode (QLOCK_PROFILE): details, held-lock stacks, condvars. */
 extern bool shim_profile_on;
 
-/* Count one acquisition of `lock` made by the call at `pc`; `waited` it
- * blocked for `wait_ns`. */
-void lockstat_record(const volatile void *lock, enum lockstat_kind kind, const void *pc,
-		     bool waited, uint64_t wait_ns);
+/* Count one acquisition of `lock` made by the call at `pc`, which did not
+ * wait, or which waited from t0 (qc_now_ns()) until now. */
+void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind, const void *pc);
+void lockstat_waited(const volatile void *lock, enum lockstat_kind kind, const void *pc,
+		     uint64_t t0);
 /* Profile: this thread is about to block for `lock`, and is done. */
 void lockstat_wait_begin(const volatile void *lock, enum lockstat_kind kind, const void *pc);
 void lockstat_wait_end(void);
@@ -80,19 +86,18 @@ void lockstat_report(struct shim_report *out, int top);
  */
 #define LOCKSTAT_ACQUIRE(lock, kind, pc, try_call, block_call) __extension__({ \
 	int err_ = (try_call);                                            \
-	bool waited_ = err_ == EBUSY;                                     \
-	uint64_t t0_ = 0;                                                 \
-	if (waited_) {                                                    \
+	if (qa_likely(err_ == 0)) {                                       \
+		lockstat_acquired((lock), (kind), (pc));                  \
+	} else if (err_ == EBUSY) {                                       \
 		if (shim_profile_on)                                      \
 			lockstat_wait_begin((lock), (kind), (pc));        \
-		t0_ = qc_now_ns();                                        \
+		uint64_t t0_ = qc_now_ns();                               \
 		err_ = (block_call);                                      \
 		if (shim_profile_on)                                      \
 			lockstat_wait_end();                              \
+		if (err_ == 0)                                            \
+			lockstat_waited((lock), (kind), (pc), t0_);       \
 	}                                                                 \
-	if (err_ == 0)                                                    \
-		lockstat_record((lock), (kind), (pc), waited_,            \
-				waited_ ? qc_now_ns() - t0_ : 0);         \
 	err_;                                                             \
 })
 

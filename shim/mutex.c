@@ -215,26 +215,47 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
  * which repairs it (mutex_fork_check()).
  */
 #ifdef SHIM_WITH_TP /* the only mutex algorithm with inline paths */
-static inline bool mutex_fast_ok(const struct qm *q)
+static inline bool mutex_kind_fast(const struct qm *q)
 {
 	int kind = q->kind & ~MUTEX_ELISION_BITS;
 
-	return qa_likely(qa_read(&shim_mutex_fast)) &&
-	       qa_likely(kind == MUTEX_NORMAL || kind == MUTEX_ADAPTIVE);
+	return qa_likely(kind == MUTEX_NORMAL || kind == MUTEX_ADAPTIVE);
+}
+
+static inline bool mutex_fast_ok(const struct qm *q)
+{
+	return qa_likely(qa_read(&shim_mutex_fast)) && mutex_kind_fast(q);
+}
+
+/* The TP word's one-cmpxchg paths (a plain load and store while the
+ * process has one thread); tid != 0. */
+static inline bool mutex_lock_tp(pthread_mutex_t *m, uint32_t tid)
+{
+	qlock_tp_mutex_t *tm = (qlock_tp_mutex_t *)QM(m)->word;
+
+	if (shim_single_threaded())
+		return tp_mutex_lock_fast_single(tm, tid);
+	return tp_mutex_lock_fast(tm, tid);
+}
+
+static inline bool mutex_unlock_tp(pthread_mutex_t *m, uint32_t tid)
+{
+	qlock_tp_mutex_t *tm = (qlock_tp_mutex_t *)QM(m)->word;
+
+	if (shim_single_threaded())
+		return tp_mutex_unlock_fast_single(tm, tid);
+	return tp_mutex_unlock_fast(tm, tid) == tid;
 }
 #endif
 
 static inline bool mutex_lock_fast(pthread_mutex_t *m)
 {
 #ifdef SHIM_WITH_TP
-	qlock_tp_mutex_t *tm = (qlock_tp_mutex_t *)QM(m)->word;
 	uint32_t tid = tp_self_tid_cached(); /* 0: the general path fills it */
 
 	if (!mutex_fast_ok(QM(m)) || qa_unlikely(tid == 0))
 		return false;
-	if (shim_single_threaded())
-		return tp_mutex_lock_fast_single(tm, tid);
-	return tp_mutex_lock_fast(tm, tid);
+	return mutex_lock_tp(m, tid);
 #else
 	(void)m;
 	return false;
@@ -248,25 +269,69 @@ static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 
 	if (!mutex_fast_ok(QM(m)) || qa_unlikely(tid == 0))
 		return false;
-	if (shim_single_threaded())
-		return tp_mutex_unlock_fast_single(
-			(qlock_tp_mutex_t *)QM(m)->word, tid);
-	return tp_mutex_unlock_fast((qlock_tp_mutex_t *)QM(m)->word, tid) ==
-	       tid;
+	return mutex_unlock_tp(m, tid);
 #else
 	(void)m;
 	return false;
 #endif
 }
 
+/*
+ * The same paths while a report counts (shim_stats_on turns the ones
+ * above off): a NORMAL or ADAPTIVE mutex on the TP algorithm is still
+ * tried and released by one cmpxchg, without the general path's calls,
+ * then counted; a failed try is the report's first, so a lock call
+ * tries as many times before it waits as without the report.
+ * mutex_try_counted(): 0 taken, EBUSY held, -1 not such a mutex (or no
+ * tid cached yet).
+ */
+static inline int mutex_try_counted(pthread_mutex_t *m)
+{
+#ifdef SHIM_WITH_TP
+	uint32_t tid = tp_self_tid_cached();
+
+	if (shim_malg != MALG_TP || !mutex_kind_fast(QM(m)) || qa_unlikely(tid == 0))
+		return -1;
+	return mutex_lock_tp(m, tid) ? 0 : EBUSY;
+#else
+	(void)m;
+	return -1;
+#endif
+}
+
+static inline bool mutex_unlock_counted(pthread_mutex_t *m)
+{
+#ifdef SHIM_WITH_TP
+	uint32_t tid = tp_self_tid_cached();
+
+	return shim_malg == MALG_TP && mutex_kind_fast(QM(m)) && qa_likely(tid != 0) &&
+	       mutex_unlock_tp(m, tid);
+#else
+	(void)m;
+	return false;
+#endif
+}
+
+/* The counted general path's first try (entry.h): the one-cmpxchg try
+ * where it applies, else the general try. */
+static inline int mutex_first_try(pthread_mutex_t *m)
+{
+	int first = mutex_try_counted(m);
+
+	return first >= 0 ? first : mutex_acquire(m, 1, CLOCK_REALTIME, NULL);
+}
+
 SHIM_LOCK_CALLS(pthread_mutex_t, pthread_mutex_lock, pthread_mutex_trylock,
 		pthread_mutex_timedlock, pthread_mutex_clocklock,
-		mutex_lock_fast, mutex_acquire, LD_MUTEX, LOCKSTAT_MUTEX)
+		mutex_lock_fast, mutex_acquire, mutex_first_try, LD_MUTEX,
+		LOCKSTAT_MUTEX)
 
 static inline int mutex_unlock_general(pthread_mutex_t *m)
 {
 	ready();
 	SHIM_RELEASED(m);
+	if (qa_unlikely(shim_stats_on) && mutex_unlock_counted(m))
+		return 0;
 	return mutex_release(m);
 }
 

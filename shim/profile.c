@@ -71,13 +71,6 @@ static void stat_add(struct pf_stat *s, const struct ls_row *r)
 		s->hold_max = qa_read(&d->hold_max_ns);
 }
 
-/* The total hold time of the acquisitions since the lock was first
- * contended, from the timed ones (1 in PF_HOLD_SAMPLE of each thread's). */
-static uint64_t hold_estimate(const struct pf_stat *s)
-{
-	return s->hold_total * PF_HOLD_SAMPLE;
-}
-
 /* The q-quantile (0..1) of a histogram, as its bucket's top, at most max. */
 static uint64_t quantile(const uint64_t *h, uint64_t max, double q)
 {
@@ -286,10 +279,11 @@ static void text_lock(struct shim_report *o, int rank, const struct pf_lock *l)
 		text_waits(o, "", &all);
 	}
 	if (all.holds)
-		shim_report_add(o, "    held: p99 %s, max %s, about %s in all (%llu holds timed, 1 in %d)\n",
+		shim_report_add(o, "    held after a wait: p50 %s, p99 %s, max %s (%llu holds timed, 1 in %d)\n",
+			dur(a, sizeof(a), quantile(all.hold_hist, all.hold_max, 0.5)),
 			dur(b, sizeof(b), quantile(all.hold_hist, all.hold_max, 0.99)),
-			dur(c, sizeof(c), all.hold_max), dur(a, sizeof(a), hold_estimate(&all)),
-			(unsigned long long)all.holds, PF_HOLD_SAMPLE);
+			dur(c, sizeof(c), all.hold_max), (unsigned long long)all.holds,
+			PF_HOLD_SAMPLE);
 	text_sites(o, l, l->type == LOCKSTAT_RWLOCK_READ);
 }
 
@@ -451,9 +445,9 @@ static void json_lock(struct shim_report *o, int rank, const struct pf_lock *l)
 		shim_report_add(o, "}");
 	}
 	if (all.holds)
-		shim_report_add(o, ",\n     \"hold_ns\": {\"timed\": %llu, \"sample\": %d, \"total_estimate\": %llu, \"p99\": %llu, \"max\": %llu}",
-			(unsigned long long)all.holds, PF_HOLD_SAMPLE,
-			(unsigned long long)hold_estimate(&all),
+		shim_report_add(o, ",\n     \"hold_ns\": {\"timed\": %llu, \"sample\": %d, \"total\": %llu, \"p50\": %llu, \"p99\": %llu, \"max\": %llu}",
+			(unsigned long long)all.holds, PF_HOLD_SAMPLE, (unsigned long long)all.hold_total,
+			(unsigned long long)quantile(all.hold_hist, all.hold_max, 0.5),
 			(unsigned long long)quantile(all.hold_hist, all.hold_max, 0.99),
 			(unsigned long long)all.hold_max);
 	else

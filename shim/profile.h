@@ -93,30 +93,53 @@ struct ls_row *ls_find(const volatile void *lock, enum lockstat_kind kind);
 /* ---- threads ------------------------------------------------------------ */
 
 #define PF_HELD 16     /* held locks tracked per thread */
-#define PF_HOLD_SAMPLE 8 /* a thread times 1 in 8 of its holds of contended locks */
 #define PF_COUNTS 32   /* per-thread acquisition counters (direct-mapped) */
+#define PF_DETAILS 4   /* per-thread shares of contended locks' details */
+#define PF_HOLD_SAMPLE 8 /* a thread times the hold of 1 in 8 of its acquisitions that waited */
 
-/* A thread's uncontended acquisitions of one lock, counted here rather
- * than on the lock's row, whose cache line would otherwise travel with
- * the lock from CPU to CPU; added to the row when the slot is taken by
- * another lock, when the thread exits and before a report.  A slot keeps
- * its lock until PF_COUNT_MISSES other locks in a row hashed to it (those
- * count on their rows), so that a thread that takes many locks in turn
- * does not flush a slot on every acquisition. */
+/* A thread's acquisitions of one lock, and the contended ones among them
+ * with their waits, counted here rather than on the lock's row, whose
+ * cache line would otherwise travel with the lock from CPU to CPU and be
+ * written while the lock is held; added to the row when the slot is taken
+ * by another lock, when the thread exits and before a report.  A slot
+ * keeps its lock until PF_COUNT_MISSES other locks in a row hashed to it
+ * (those count on their rows), so that a thread that takes many locks in
+ * turn does not flush a slot on every acquisition. */
 struct pf_count {
 	uintptr_t key;          /* ls_key(), 0 = free */
 	struct ls_row *row;
-	uint64_t n;
+	uint64_t n;             /* acquisitions */
+	uint64_t contended;     /* of them, the ones that waited */
+	uint64_t wait_ns, wait_max_ns;
 	uint32_t misses;        /* other locks met here since the last hit */
 };
 #define PF_COUNT_MISSES 8 /* a slot goes to another lock after 8 misses in a row */
 #define PF_THREADS 1024
 
+/* A thread's share of one contended lock's details (profile): the waits'
+ * and holds' histograms, the timed holds, the thread's call sites that
+ * waited, kept here for the same reason and added to the lock's detail
+ * when the slot is taken by another lock (after PF_DETAIL_MISSES locks
+ * found no slot: those add to their details directly), when the thread
+ * exits and before a report.  32-bit buckets: the share is added before
+ * `events` could make one overflow. */
+struct pf_detail {
+	struct ls_detail *d;    /* NULL = free */
+	uint32_t events;        /* waits and holds since the last flush */
+	uint8_t wlo, whi, hlo, hhi; /* buckets in use: lo > hi when none */
+	uint64_t holds, hold_total_ns, hold_max_ns;
+	struct ls_site sites[LS_SITES];
+	uint32_t wait_hist[LS_HIST];
+	uint32_t hold_hist[LS_HIST];
+};
+#define PF_DETAIL_MISSES 8
+#define PF_DETAIL_FLUSH_EVENTS (1u << 31)
+
 struct pf_held {
 	uintptr_t lock;
 	uintptr_t pc;
 	struct ls_row *row;
-	uint64_t t0;            /* acquired at (ns), 0 = hold not timed */
+	uint64_t t0;            /* acquired at (ns), after a wait; 0 = hold not timed */
 	uint32_t kind;
 };
 
@@ -134,15 +157,19 @@ struct pf_thread {
 	uintptr_t wait_pc;
 	uint32_t wait_kind;
 	uint32_t lost;          /* held entries not tracked (stack full) */
-	uint32_t holds;         /* holds of contended locks: 1 in PF_HOLD_SAMPLE timed */
+	uint32_t dmisses;       /* details found no slot, since the last take-over */
+	uint32_t dnext;         /* the detail slot taken over next */
+	uint32_t waits;         /* acquisitions that waited: 1 in PF_HOLD_SAMPLE has its hold timed */
 	struct pf_held held[PF_HELD];
 	struct pf_count counts[PF_COUNTS];
+	struct pf_detail details[PF_DETAILS];
 } __attribute__((aligned(64))); /* no line shared with another thread's */
 extern struct pf_thread pf_threads[PF_THREADS];
 
 void shim_profile_setup(void);
 void lockstat_threads_setup(void);
-/* Add the threads' pending counts to the rows (before a report). */
+/* Add the threads' pending counts and details to the rows (before a
+ * report). */
 void lockstat_flush_counts(void);
 extern uint64_t shim_profile_t0;
 

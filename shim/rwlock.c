@@ -483,13 +483,26 @@ static inline bool rw_unlock_fast(pthread_rwlock_t *r)
 #endif
 }
 
+/* The counted general paths' first tries (entry.h). */
+static inline int rw_rdlock_try(pthread_rwlock_t *r)
+{
+	return rw_rdlock(r, 1, CLOCK_REALTIME, NULL);
+}
+
+static inline int rw_wrlock_try(pthread_rwlock_t *r)
+{
+	return rw_wrlock(r, 1, CLOCK_REALTIME, NULL);
+}
+
 SHIM_LOCK_CALLS(pthread_rwlock_t, pthread_rwlock_rdlock, pthread_rwlock_tryrdlock,
 		pthread_rwlock_timedrdlock, pthread_rwlock_clockrdlock,
-		rw_rdlock_fast, rw_rdlock, LD_RWLOCK_READ, LOCKSTAT_RWLOCK_READ)
+		rw_rdlock_fast, rw_rdlock, rw_rdlock_try, LD_RWLOCK_READ,
+		LOCKSTAT_RWLOCK_READ)
 
 SHIM_LOCK_CALLS(pthread_rwlock_t, pthread_rwlock_wrlock, pthread_rwlock_trywrlock,
 		pthread_rwlock_timedwrlock, pthread_rwlock_clockwrlock,
-		rw_wrlock_fast, rw_wrlock, LD_RWLOCK_WRITE, LOCKSTAT_RWLOCK_WRITE)
+		rw_wrlock_fast, rw_wrlock, rw_wrlock_try, LD_RWLOCK_WRITE,
+		LOCKSTAT_RWLOCK_WRITE)
 
 static __attribute__((noinline)) int rw_unlock_general(pthread_rwlock_t *r)
 {

@@ -7,8 +7,9 @@ profile; a summary table with a verdict per program, and a JSON file that
 `lockbench report --apps` shows (docs/bench-apps.md).
 
   bench_apps.py --qlock-run build/shim/qlock-run [--quick] [--all-algorithms]
-                [--reps N] [--budget SECONDS] [--only NAME,...]
-                [--json FILE] [--table FILE]
+                [--tools] [--qlock-run-args ARGS] [--reps N]
+                [--budget SECONDS] [--only NAME,...] [--json FILE]
+                [--table FILE]
 
 Standard library only.  Every workload is a fixed amount of work (counts,
 not durations) on a tmpfs directory or over 127.0.0.1; every run has a
@@ -47,12 +48,18 @@ LB_CONTENDED_SHARE = 0.005
 AA_TARGET = 0.05      # the A/A band the run lengths aim at: within +-5%
 
 COLUMNS = [("glibc", None), ("qlock", {}), ("glibc-again", None)]
+# --tools: the drop-in's diagnostics, each compared with the plain drop-in
+# ("qlock") of the same round.  "args": qlock-run options; {dir} is the
+# run's work directory (the reports go there, not into the output).
+TOOL_COLUMNS = [("qlock+profile", {"args": ["--profile={dir}/profile.txt"]}),
+                ("qlock+lockdep", {"args": ["--lockdep-file={dir}/lockdep.txt"]})]
 ALGORITHM_COLUMNS = [("mutex=qspinlock", {"mutex": "qspinlock"}),
                      ("mutex=glibc", {"mutex": "glibc"}),
                      ("rwlock=tp", {"rwlock": "tp"}),
                      ("rwlock=rwsem", {"rwlock": "rwsem"}),
                      ("rwlock=glibc", {"rwlock": "glibc"})]
 
+TOOL_NAMES = {c for c, _ in TOOL_COLUMNS}
 live = []             # Popen objects to kill on exit
 
 
@@ -288,12 +295,16 @@ def spawn(argv, out, env, cwd):
 
 def wrap(ctx, algs, stats=None):
     """The command prefix of a column: none for glibc, qlock-run for the
-    drop-in (its defaults, or the column's --mutex/--rwlock)."""
+    drop-in (its defaults, or the column's --mutex/--rwlock and options),
+    with --qlock-run-args after the column's own."""
     if algs is None:
         return []
     pre = [ctx["qlock_run"]]
     for k, v in sorted(algs.items()):
-        pre.append("--%s=%s" % (k, v))
+        if k != "args":
+            pre.append("--%s=%s" % (k, v))
+    pre += [a.replace("{dir}", ctx["dir"]) for a in algs.get("args", [])]
+    pre += ctx["extra_args"]
     if stats:
         pre.append("--stats=" + stats)
     return pre + ["--"]
@@ -303,7 +314,9 @@ def run_once(prog, ctx, algs, timeout, stats=None):
     """One run: {wall, cpu, figure, rc, timeout, tail}."""
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
-    for k in ("QLOCK_MUTEX", "QLOCK_RWLOCK", "QLOCK_SPIN", "QLOCK_STATS"):
+    for k in ("QLOCK_MUTEX", "QLOCK_RWLOCK", "QLOCK_SPIN", "QLOCK_STATS",
+              "QLOCK_PROFILE", "QLOCK_LOCKDEP", "QLOCK_LOCKDEP_FILE",
+              "QLOCK_VERBOSE", "QLOCK_DEADLOCK_AFTER"):
         env.pop(k, None)
     outpath = os.path.join(ctx["dir"], "out.txt")
     res = {"timeout": False}
@@ -610,6 +623,16 @@ def summarize(prog, entry, colnames):
             cr.append(cpu_ratio(run, base))
         cols[c] = {"ratio": spread(sr), "cpu_ratio": spread(cr),
                    "ratios": [x for x in sr if x is not None]}
+        if c in TOOL_NAMES:             # its cost: against the plain drop-in
+            vr, vc = [], []
+            for rnd in sorted(by):
+                base, run = by[rnd].get("qlock"), by[rnd].get(c)
+                if not base or not run or base["rc"] or run["rc"]:
+                    continue
+                vr.append(speed_ratio(prog, run, base))
+                vc.append(cpu_ratio(run, base))
+            cols[c]["vs_qlock"] = {"ratio": spread(vr), "cpu_ratio": spread(vc),
+                                   "ratios": [x for x in vr if x is not None]}
     figs = {}
     for c in colnames:
         vals = [r["figure"] for r in entry["runs"]
@@ -666,7 +689,8 @@ def table(doc):
         if i == 0:
             out.append("  ".join("-" * x for x in w))
     extra = [c for c in doc["columns"] if c not in ("glibc", "qlock",
-                                                    "glibc-again")]
+                                                    "glibc-again")
+             and c not in TOOL_NAMES]
     if extra:
         out.append("")
         hdr = ["program"] + extra
@@ -679,6 +703,26 @@ def table(doc):
                 for c in extra])
         w = [max(len(r[i]) for r in body) for i in range(len(hdr))]
         out.append("speed ratio to glibc per algorithm (median [IQR]):")
+        for r in body:
+            out.append("  ".join(c.ljust(w[j]) for j, c in enumerate(r)).rstrip())
+    tools = [c for c in doc["columns"] if c in TOOL_NAMES]
+    if tools:
+        out.append("")
+        hdr = ["program"] + ["%s speed [IQR]" % c for c in tools] + \
+              ["%s CPU" % c for c in tools]
+        body = [hdr]
+        for e in doc["programs"]:
+            if e.get("skipped"):
+                continue
+            vs = [e["columns"].get(c, {}).get("vs_qlock", {}) for c in tools]
+            body.append([e["name"]] + [fmt_spread(v.get("ratio"), 3)
+                                       for v in vs] +
+                        ["%.3f" % v["cpu_ratio"]["med"] if v.get("cpu_ratio")
+                         else "-" for v in vs])
+        w = [max(len(r[i]) for r in body) for i in range(len(hdr))]
+        out.append("cost of the diagnostics: speed and CPU per unit of work "
+                   "relative to the plain drop-in (qlock) of the same round "
+                   "(median [IQR]; speed 0.98 = 2% slower):")
         for r in body:
             out.append("  ".join(c.ljust(w[j]) for j, c in enumerate(r)).rstrip())
     out.append("")
@@ -717,6 +761,12 @@ def main(argv):
                     help="small workloads, 2 rounds: for development")
     ap.add_argument("--all-algorithms", action="store_true",
                     help="also a column per --mutex/--rwlock choice")
+    ap.add_argument("--tools", action="store_true",
+                    help="also a column per diagnostic (qlock-run --profile, "
+                    "--lockdep): its cost against the plain drop-in")
+    ap.add_argument("--qlock-run-args", default="", metavar="ARGS",
+                    help="more qlock-run options for every drop-in column "
+                    "(one string, split at spaces; e.g. '--profile=FILE')")
     ap.add_argument("--reps", type=int, default=None,
                     help="rounds per program (default 9; --quick 2)")
     ap.add_argument("--min-reps", type=int, default=None,
@@ -747,7 +797,8 @@ def main(argv):
     reps = args.reps or (2 if args.quick else 9)
     min_reps = min(reps, args.min_reps or (1 if args.quick else 5))
     budget = args.budget or (150.0 if args.quick else 780.0)
-    cols = COLUMNS + (ALGORITHM_COLUMNS if args.all_algorithms else [])
+    cols = COLUMNS + (TOOL_COLUMNS if args.tools else []) + \
+        (ALGORITHM_COLUMNS if args.all_algorithms else [])
 
     progs, mb = programs(size, py, tools)
     if args.only:
@@ -767,9 +818,11 @@ def main(argv):
     ctx = {"dir": work, "qlock_run": qr, "sqlite": tools["sqlite_threads"], "input": os.path.join(work,
                                                                "input.txt"),
            "input_mb": mb, "ncpu": ncpu, "first_timeout": 300.0,
+           "extra_args": args.qlock_run_args.split(),
            "max_timeout": 60.0 if args.quick else 120.0}
     doc = {"schema": SCHEMA, "machine": machine(), "mode": size,
-           "all_algorithms": args.all_algorithms,
+           "all_algorithms": args.all_algorithms, "tools": args.tools,
+           "qlock_run_args": args.qlock_run_args,
            "command": "bench_apps.py " + " ".join(argv),
            "workdir_fs": "tmpfs" if base else "disk",
            "columns": [c for c, _ in cols], "reps": reps,

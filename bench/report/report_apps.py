@@ -222,8 +222,11 @@ def add_apps(doc, path, apps, plot_problem):
                "ratio med [IQR]", "A/A band", "CPU ratio",
                "contended (share)", "lock-bound", "verdict"], rows,
               "Application benchmark: the drop-in's defaults against glibc")
+    # "qlock+OPTION" (bench_apps.py --tools): a diagnostic's cost against
+    # the plain drop-in, not an algorithm choice.
+    tools = [c for c in apps.get("columns", []) if c.startswith("qlock+")]
     extra = [c for c in apps.get("columns", [])
-             if c not in ("glibc", "qlock", "glibc-again")]
+             if c not in ("glibc", "qlock", "glibc-again") and c not in tools]
     if extra:
         body = [[e["name"]] + [fmt_s(e["columns"].get(c, {}).get("ratio"))
                                for c in extra]
@@ -231,6 +234,13 @@ def add_apps(doc, path, apps, plot_problem):
         doc.table(["program"] + ["`%s`" % c for c in extra], body,
                   "Speed ratio to glibc per drop-in algorithm choice "
                   "(median [IQR])")
+    if tools:
+        body = [[e["name"]] + [
+            fmt_s(e["columns"].get(c, {}).get("vs_qlock", {}).get("ratio"), 3)
+            for c in tools] for e in measured(apps)]
+        doc.table(["program"] + ["`%s`" % c for c in tools], body,
+                  "Cost of the drop-in's diagnostics: speed relative to the "
+                  "plain drop-in in the same round (median [IQR])")
     fails = ["%s: %s" % (e["name"], e["verdict_reason"])
              for e in measured(apps) if e.get("verdict") == "fails"]
     if fails:

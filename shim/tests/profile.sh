@@ -76,6 +76,10 @@ assert sys.argv[2] in sites, sites
 hot = [l for l in r["locks"] if any(w["site"] == sys.argv[2] for w in l["waited_at"])][0]
 assert hot["type"] == "mutex" and hot["contended"] >= 1 and hot["acquired"] >= hot["contended"]
 assert hot["wait_ns"]["max"] >= hot["wait_ns"]["p50"] >= 0 and hot["hold_ns"]["timed"] >= 1
+# Counted per thread, added up at exit: every wait at a site, no more
+# holds timed than waits.
+assert sum(w["count"] for w in hot["waited_at"]) + hot["waited_at_other_sites"] == hot["contended"], hot
+assert hot["hold_ns"]["timed"] <= hot["contended"] and hot["hold_ns"]["max"] >= hot["hold_ns"]["p50"], hot
 rw = [l for l in r["locks"] if l["type"] == "rwlock"]
 assert rw and rw[0]["reads"]["acquired"] > 0 and rw[0]["writes"]["acquired"] > 0, rw
 c = r["conds"][0]
@@ -87,6 +91,27 @@ EOF
 	else bad "json"; cat "$work/p.json"; fi
 else
 	echo "note python3 missing: JSON not parsed"
+fi
+
+# 5b. Six mutexes taken in turn by 4 threads: the per-thread counters
+#     and detail shares (4 per thread) add up to every acquisition, and
+#     each lock's waits to its sites.
+bounded "$run" --profile="$work/s.json" -- "$prog" spread 4 6000 >"$work/o" 2>"$work/r" || bad "spread: exit status"
+if command -v python3 >/dev/null 2>&1; then
+	if python3 - "$work/s.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+sp = [l for l in r["locks"] if (l["first_locked_at"] or "").startswith("spread_worker")]
+assert len(sp) == 6, [l["first_locked_at"] for l in r["locks"]]
+assert sum(l["acquired"] for l in sp) == 4 * 6000, [l["acquired"] for l in sp]
+for l in sp:
+    assert sum(w["count"] for w in l["waited_at"]) + l["waited_at_other_sites"] == l["contended"], l
+    assert l["contended"] == 0 or l["wait_ns"]["total"] > 0, l
+    assert l["hold_ns"] is None or 1 <= l["hold_ns"]["timed"] <= l["contended"], l
+print("spread: %d acquisitions, %d contended" % (sum(l["acquired"] for l in sp), sum(l["contended"] for l in sp)))
+EOF
+	then ok "spread: acquisitions and waits add up across threads"
+	else bad "spread"; cat "$work/s.json"; fi
 fi
 
 # 6. A live deadlock, threshold 1 s: the report within a minute, once.

@@ -181,8 +181,62 @@ static int abba_main(void)
 	return 1;
 }
 
+/* ---- spread ---------------------------------------------------------------
+ *   profile_prog spread [THREADS [ITERS]]
+ *     THREADS threads take 6 mutexes in turn, ITERS times in all each,
+ *     yielding the CPU inside 1 in 8 critical sections: more contended
+ *     locks than a thread keeps counters and detail shares for at once
+ *     (profile.h), so that the report's sums cross those paths too.
+ */
+
+#define NSPREAD 6
+static pthread_mutex_t spread[NSPREAD] = {
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+};
+static long spread_count[NSPREAD];
+
+static void *spread_worker(void *arg)
+{
+	long me = (long)arg;
+
+	for (long i = 0; i < iters; i++) {
+		long k = (i + me) % NSPREAD;
+
+		pthread_mutex_lock(&spread[k]);
+		spread_count[k]++;
+		if (i % 8 == 0)
+			sched_yield();
+		pthread_mutex_unlock(&spread[k]);
+	}
+	return NULL;
+}
+
+static int spread_main(int nthreads)
+{
+	pthread_t t[64];
+	long sum = 0;
+
+	for (long i = 0; i < nthreads; i++)
+		pthread_create(&t[i], NULL, spread_worker, (void *)i);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(t[i], NULL);
+	for (int k = 0; k < NSPREAD; k++)
+		sum += spread_count[k];
+	printf("spread %ld\n", sum);
+	return sum == nthreads * iters ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "spread") == 0) {
+		int nthreads = argc > 2 ? atoi(argv[2]) : 4;
+
+		iters = argc > 3 ? atol(argv[3]) : 100000;
+		if (nthreads < 1 || nthreads > 64 || iters < 1)
+			return 2;
+		return spread_main(nthreads);
+	}
 	if (argc > 1 && strcmp(argv[1], "hot") == 0) {
 		int nthreads = argc > 2 ? atoi(argv[2]) : 4;
 
@@ -193,6 +247,6 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "abba") == 0)
 		return abba_main();
-	fprintf(stderr, "usage: profile_prog hot [THREADS [ITERS]] | abba\n");
+	fprintf(stderr, "usage: profile_prog hot [THREADS [ITERS]] | abba | spread [THREADS [ITERS]]\n");
 	return 2;
 }

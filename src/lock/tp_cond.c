@@ -162,8 +162,13 @@ QLOCK_API void qlock_tp_cond_broadcast(qlock_tp_cond_t *c)
 	for (;;) {
 		uint32_t s = qa_read(&c->seq);
 
+#ifndef QLOCK_MUTATE_WAKE_TP_COND /* the requeue of the other sleepers */
 		if (qc_futex_cmp_requeue(&c->seq, s, 1, &m->serial, INT_MAX,
 					 CLS, QC_OP_OTHER) >= 0)
+#else /* model-check mutation (tests/model): must be caught */
+		if (qc_futex_cmp_requeue(&c->seq, s, 1, &m->serial, 0,
+					 CLS, QC_OP_OTHER) >= 0)
+#endif
 			break;
 	}
 	/* Requeued sleepers need serial == 2 with a holder that will

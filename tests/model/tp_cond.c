@@ -34,18 +34,20 @@
  * Mutation: the waiter's leaving decrement (its last access to the
  * condvar) made relaxed instead of release: destroy's acquire no longer
  * orders the waiter's accesses before the free (variant 3; 6 and 7 have
- * no destroy, and neither of the mutations reaches them).  Under RC11
- * only: GenMC 0.10.3 checks no access against a free under IMM (its
- * IMMChecker::checkErrors reports nothing), and a free racing with an
- * access is this mutation's only symptom (docs/testing.md).
- * Wake mutation: the signal's futex wake dropped (variant 0; caught
- * under both models).
+ * no destroy).  Under RC11 only: GenMC 0.10.3 checks no access against
+ * a free under IMM (its IMMChecker::checkErrors reports nothing), and a
+ * free racing with an access is this mutation's only symptom
+ * (docs/testing.md).
+ * Wake mutation: the signal's futex wake dropped (variant 0), and the
+ * broadcast's requeue of the sleepers it does not wake (variants 6 and
+ * 7: the second sleeper stays on the condvar; one waiter, as in 1 and
+ * 3, has nobody to requeue); caught under both models.
  * GenMC options: as the rwsem harness's (futex out of line, instruction
  * caching off); before the futex was out of line GenMC 0.10.3 never got
  * past its SpinAssumePass (the mutex's slow paths inlined into the
  * condvar's).
  *
- * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,6,7 mutants=3 mutant-models=rc11 wake-mutants=0
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,6,7 mutants=3 mutant-models=rc11 wake-mutants=0,6,7
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1

@@ -20,8 +20,8 @@
 
 /* ---- thread ids ------------------------------------------------------------
  * gettid() of the calling thread, cached per thread.  Linux pids are at most
- * PID_MAX_LIMIT = 2^22, so a tid fits the 30-bit (mutex) and 29-bit (rwlock)
- * owner fields.  The cache is refreshed in a child of fork() by a
+ * PID_MAX_LIMIT = 2^22, so a tid fits the 29-bit owner fields of both
+ * words.  The cache is refreshed in a child of fork() by a
  * pthread_atfork handler, which also remembers the forking thread's old tid:
  * the child's thread may unlock what it held across the fork.  A lock held
  * by another thread of the parent stays held in the child (as glibc's).

@@ -57,6 +57,12 @@
  * Dekker pair): the releaser sees the request, or the requester sees the
  * lock free.  If both do, the two cmpxchg's on serial decide.  New arrivals
  * do not barge in while a request is pending.
+ *
+ * The mutex's top waiter may keep the serial lock while it owns the mutex
+ * (its SERIAL bit, tp_mutex.c) and release it in its unlock: the release
+ * is then split (tp_serial_release(), the lock's own release, then
+ * tp_serial_wake()), so that the thread it wakes does not run before the
+ * mutex is free.
  */
 #ifndef QLOCK_LOCK_TP_INTERNAL_H
 #define QLOCK_LOCK_TP_INTERNAL_H
@@ -434,8 +440,16 @@ static inline int tp_serial_lock(uint32_t *s, uint32_t *ho,
 				    asleep_bit, take, NULL);
 }
 
-static inline void tp_serial_unlock(uint32_t *s, uint32_t *ho,
-				    enum qc_class cls, enum qc_op op)
+/*
+ * Release the serial lock, all but its wake-up: returns the word whose
+ * sleeper must be woken (the requester's ho, when the lock was handed to
+ * it; s, when sleepers may wait for it), or NULL; tp_serial_wake() makes
+ * that wake-up, which only takes the word's address, so the caller may
+ * release another word of the lock (after which the lock may be gone) in
+ * between.  The invariant above holds meanwhile: the caller, awake, owes
+ * the sleepers the wake-up.
+ */
+static inline uint32_t *tp_serial_release(uint32_t *s, uint32_t *ho)
 {
 	/* Release: pairs with the acquire of the next tp_serial_lock(); fully
 	 * ordered, as the read of ho below is (Dekker with the request). */
@@ -452,20 +466,35 @@ static inline void tp_serial_unlock(uint32_t *s, uint32_t *ho,
 			 * release sequence that this RMW continues (so the
 			 * checker cannot tell it from relaxed); kept so as
 			 * not to lean on that. */
-			if (qa_try_cmpxchg_release(ho, &w, w & TP_HO_LOW)) {
-				qc_event_inc(cls, QC_EV_wake);
-#ifndef QLOCK_MUTATE_WAKE_TP_SERIAL /* the sleeping requester's wake */
-				qc_futex_wake(ho, 1, cls, op);
-#endif /* else: model-check mutation (tests/model): must be caught */
-				return;
-			}
+			if (qa_try_cmpxchg_release(ho, &w, w & TP_HO_LOW))
+				return ho; /* handed to the requester */
 		}
 		old = qa_xchg(s, 0u); /* the request went away */
 	}
-	if (old == 2u) {
-		qc_event_inc(cls, QC_EV_wake);
-		qc_futex_wake(s, 1, cls, op);
-	}
+	return old == 2u ? s : NULL;
+}
+
+/* The wake-up tp_serial_release() returned (`w`, NULL: none; `ho`: the
+ * same lock's request word, compared as an address only). */
+static inline void tp_serial_wake(uint32_t *w, const uint32_t *ho,
+				  enum qc_class cls, enum qc_op op)
+{
+	if (!w)
+		return;
+	qc_event_inc(cls, QC_EV_wake);
+#ifdef QLOCK_MUTATE_WAKE_TP_SERIAL /* the sleeping requester's wake */
+	if (w == ho)
+		return; /* model-check mutation (tests/model): must be caught */
+#else
+	(void)ho;
+#endif
+	qc_futex_wake(w, 1, cls, op);
+}
+
+static inline void tp_serial_unlock(uint32_t *s, uint32_t *ho,
+				    enum qc_class cls, enum qc_op op)
+{
+	tp_serial_wake(tp_serial_release(s, ho), ho, cls, op);
 }
 
 /* ---- rwlock variants (the registry builds tp-rwlock-nogroup from these) --- */

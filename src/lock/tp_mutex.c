@@ -4,7 +4,10 @@
  * with the kernel side done in user space over FUTEX_WAIT/FUTEX_WAKE.
  *
  * Word encoding (m->val, the futex word, as in the series):
- *	bits 0-29  owner thread id (gettid()), 0 = no owner
+ *	bits 0-28  owner thread id (gettid()), 0 = no owner
+ *	bit 29     SERIAL: the owner still holds the serial lock below,
+ *	           which it took as top waiter; its unlock releases it
+ *	           (slow path)
  *	bit 30     SLEEPER: the top waiter sleeps on the word (or is about
  *	           to); the unlock that clears it makes a FUTEX_WAKE (the
  *	           series kept FUTEX_OWNER_DIED here, which we do not use)
@@ -15,7 +18,8 @@
  *	serial   the serialisation lock (tp_internal.h): its holder is the
  *	         top waiter, the only waiter that spins on the owner and the
  *	         only thread that ever sleeps on m->val (condvar broadcasts
- *	         requeue onto serial, not onto m->val)
+ *	         requeue onto serial, not onto m->val); or, while the word
+ *	         has SERIAL, the owner, and then there is no top waiter
  *	handoff  tid of the top waiter when it asked for a hand-off, else 0
  *	nval     bits 8-31: tid of a serial waiter asking for the serial
  *	         lock (its hand-off, tp_internal.h); bits 0-7 unused
@@ -29,6 +33,9 @@
  *	                               thread to order against;
  *	                               tp_internal.h)
  *	0            -> tid            slow-path lock (steal or top waiter)
+ *	0            -> tid|SERIAL     top waiter that keeps the serial lock:
+ *	                               it found serial == 2 (others may sleep
+ *	                               on it)
  *	owner        -> owner|W        top waiter before sleeping or asking for
  *	                               hand-off (W is only ever the top
  *	                               waiter's, so its acquisition drops it)
@@ -39,8 +46,14 @@
  *	owner|W(|S)  -> top            slow unlock with hand-off (handoff word
  *	                               claimed by xchg first), then
  *	                               FUTEX_WAKE(1) if it returned S
+ *	owner|SERIAL -> 0              slow unlock: the serial lock released
+ *	                               first (tp_serial_release(); a new top
+ *	                               waiter may then add W|S, or ask for the
+ *	                               hand-off, before the word's release),
+ *	                               then the word as above, then the
+ *	                               serial lock's FUTEX_WAKE, if any
  *	After the releasing cmpxchg the unlock makes no access to the mutex
- *	(the next owner may free it): only the FUTEX_WAKE on its address.
+ *	(the next owner may free it): only FUTEX_WAKEs on its addresses.
  *	0            -> 0              unlock of a free mutex: misuse, reported
  *	other(|W|S)  -> 0 | top        unlock by a thread that is not the
  *	                               owner: misuse, reported, then released
@@ -60,7 +73,19 @@
  *   - once the top waiter has waited qc_handoff_ns() (4 ms) or slept
  *     TP_HANDOFF_SLEEPS times it writes its tid to `handoff` and sets
  *     WAITERS: stealing stops, and the owner's unlock writes the top
- *     waiter's tid into the word instead of freeing it.
+ *     waiter's tid into the word instead of freeing it;
+ *   - a top waiter that takes the mutex while others may sleep on the
+ *     serial lock (serial == 2) keeps that lock until its unlock
+ *     (SERIAL), instead of releasing it at once.  Released at once, it
+ *     wakes the next waiter to be top waiter while the lock is held:
+ *     where holders leave the CPU (sysbench threads: lock,
+ *     sched_yield(), unlock), that waiter only went back to sleep on
+ *     the word, and each hand-over of the lock cost two futex waits and
+ *     two wakes (glibc's mutex: one and one).  Kept, the serial lock's
+ *     wake-up comes from the unlock, after the word's release, and the
+ *     woken waiter finds the mutex free.  Arrivals meanwhile spin on
+ *     the serial lock (while the owner runs, tp_serial_lock_watch()),
+ *     then sleep on it; steals are as before.
  */
 #ifndef QLOCK_MODEL
 #define _GNU_SOURCE
@@ -74,6 +99,7 @@
 #include "qlock/tp_mutex.h"
 
 #define W        QLOCK_TP_WAITERS
+#define SER      QLOCK_TP_SERIAL
 #define TID_MASK QLOCK_TP_TID_MASK
 #define CLS      QC_CLASS_tp_mutex
 
@@ -219,10 +245,11 @@ static __thread uint8_t tp_spin_shift __attribute__((tls_model("initial-exec")))
 
 /*
  * The top waiter's loop (caller holds m->serial).  Returns 0 with the
- * mutex held, or ETIMEDOUT.
+ * mutex held, or ETIMEDOUT.  *kept: the mutex was taken with SERIAL (the
+ * serial lock stays held, for the unlock to release).
  */
 static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
-		      const struct timespec *abs, clockid_t clk)
+		      const struct timespec *abs, clockid_t clk, bool *kept)
 {
 	uint64_t t0 = qc_now_ns(), now = t0;
 	uint64_t budget = tp_spin_budget();
@@ -245,10 +272,17 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 			break; /* the unlocker counted the hand-off */
 		}
 		if (!(v & TID_MASK)) {
-			/* Any W was ours: drop it. */
-			if (qa_cmpxchg_acquire(&m->val, v, tid) == v) {
+			/* Any W was ours: drop it.  Keep the serial lock
+			 * if others may sleep on it (a 1 turned 2 after
+			 * this read is released now, as before). */
+			uint32_t n = tid;
+
+			if (qa_read(&m->serial) == 2u)
+				n |= SER;
+			if (qa_cmpxchg_acquire(&m->val, v, n) == v) {
 				if (ask) /* never claimed: see the unlock */
 					qa_write(&m->handoff, 0u);
+				*kept = n & SER;
 				break;
 			}
 			continue;
@@ -307,6 +341,7 @@ static int lock_slow(qlock_tp_mutex_t *m, bool cond,
 {
 	uint32_t tid = tp_self_tid();
 	const struct tp_watch watch = { &m->val, TID_MASK, 0 };
+	bool kept = false;
 	int err;
 
 	qc_event_inc(CLS, QC_EV_slowpath);
@@ -320,8 +355,9 @@ static int lock_slow(qlock_tp_mutex_t *m, bool cond,
 		qc_event_inc(CLS, QC_EV_timeout);
 		return err;
 	}
-	err = top_waiter(m, tid, abs, clk);
-	tp_serial_unlock(&m->serial, &m->nval, CLS, QC_OP_LOCK);
+	err = top_waiter(m, tid, abs, clk, &kept);
+	if (!kept)
+		tp_serial_unlock(&m->serial, &m->nval, CLS, QC_OP_LOCK);
 	return err;
 }
 
@@ -366,7 +402,7 @@ QLOCK_API int qlock_tp_mutex_timedlock(qlock_tp_mutex_t *m,
  */
 static void unlock_slow(qlock_tp_mutex_t *m, uint32_t v, uint32_t tid)
 {
-	uint32_t h;
+	uint32_t h, *serial_wake = NULL;
 
 	if (qa_unlikely((v & TID_MASK) != tid)) {
 		if (!(v & TID_MASK)) {
@@ -383,7 +419,13 @@ static void unlock_slow(qlock_tp_mutex_t *m, uint32_t v, uint32_t tid)
 	 * claimed request gives ownership straight to the top waiter. */
 	h = qa_xchg(&m->handoff, 0u);
 
-	/* Only the top waiter changes the word meanwhile (S).  Release
+	/* The serial lock we kept as top waiter: released before the word
+	 * (no access after it), its sleeper woken after it, so that it
+	 * finds the mutex free. */
+	if (v & SER)
+		serial_wake = tp_serial_release(&m->serial, &m->nval);
+
+	/* Only the top waiter changes the word meanwhile (W, S).  Release
 	 * pairs with the next owner's acquire; after it, the mutex may be
 	 * gone: the value it returns says whether to wake. */
 	while (!qa_try_cmpxchg_release(&m->val, &v, h))
@@ -397,6 +439,7 @@ static void unlock_slow(qlock_tp_mutex_t *m, uint32_t v, uint32_t tid)
 		qc_futex_wake(&m->val, 1, CLS, QC_OP_UNLOCK);
 #endif /* else: model-check mutation (tests/model): must be caught */
 	}
+	tp_serial_wake(serial_wake, &m->nval, CLS, QC_OP_UNLOCK);
 }
 
 QLOCK_API void qlock_tp_mutex_unlock(qlock_tp_mutex_t *m)

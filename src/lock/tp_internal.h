@@ -351,8 +351,12 @@ static inline bool tp_serial_no_request(uint32_t *ho)
  * stops spinning when the queue ahead of it cannot move soon: the top
  * waiter sleeps (SLEEPER), or the owner is off the CPU
  * (tp_owner_off_cpu(); `shared` marks a reader-owned word, whose owner
- * field is a count).  NULL val: no watch.  Read every TP_SERIAL_WATCH
- * spins only, to keep the spinner off the lock's cache line.
+ * field is a count).  NULL val: no watch.  Read before the first spin and
+ * then every TP_SERIAL_WATCH spins only, to keep the spinner off the
+ * lock's cache line.  The first read is there for owners that hold the
+ * lock while they yield or sleep (sysbench threads): the queue is then
+ * stalled from the start, and waiting for the 32nd spin to see it was
+ * nearly all of such a waiter's spinning.
  */
 struct tp_watch {
 	const uint32_t *val;
@@ -392,12 +396,10 @@ static inline int tp_serial_lock_watch(uint32_t *s, uint32_t *ho,
 	    qa_cmpxchg_acquire(s, 0u, 1u) == 0)
 		return 0;
 	qc_spinner_init(&sp);
-	while (qc_spin_continue(&sp)) {
+	while (!tp_watch_stalled(watch, sp.spent) && qc_spin_continue(&sp)) {
 		if (qa_read(s) == 0 && tp_serial_no_request(ho) &&
 		    qa_cmpxchg_acquire(s, 0u, take) == 0)
 			goto out;
-		if (tp_watch_stalled(watch, sp.spent))
-			break;
 	}
 	for (;;) {
 		if (qa_xchg_acquire(s, 2u) == 0)

@@ -175,24 +175,26 @@ bool tp_tid_forked_self(uint32_t owner)
 
 #endif /* QLOCK_MODEL */
 
-uint32_t tp_off_cpu_tids[TP_OFF_CPU_SLOTS];
+uint32_t tp_off_cpu_tids[TP_OFF_CPU_SLOTS] __attribute__((aligned(64)));
 
 #ifndef QLOCK_MODEL
 QLOCK_API void qlock_tp_off_cpu_begin(void)
 {
 	uint32_t tid = tp_self_tid();
 
-	qa_write(&tp_off_cpu_tids[tid % TP_OFF_CPU_SLOTS], tid);
+	qa_write(tp_off_cpu_slot(tid), tid);
 }
 
 QLOCK_API void qlock_tp_off_cpu_end(void)
 {
 	uint32_t tid = tp_self_tid_cached();
+	uint32_t *slot = tp_off_cpu_slot(tid);
 
-	/* Only our own entry: another thread may have taken the slot since. */
-	if (tid != 0)
-		(void)qa_cmpxchg_relaxed(&tp_off_cpu_tids[tid % TP_OFF_CPU_SLOTS],
-					 tid, 0u);
+	/* Only our own entry: another thread may have taken the slot since.
+	 * No RMW: one that takes it between our read and our store loses
+	 * its hint, which the slot's sharing allows (tp_internal.h). */
+	if (tid != 0 && qa_read(slot) == tid)
+		qa_write(slot, 0u);
 }
 #endif
 

@@ -253,11 +253,17 @@ static __thread uint8_t tp_spin_shift __attribute__((tls_model("initial-exec")))
 static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 		      const struct timespec *abs, clockid_t clk, bool *kept)
 {
-	uint64_t t0 = qc_now_ns(), now = t0;
+	/* The clock is read only once the word is found held (t0, and
+	 * the start of the spin budget) and, after a sleep, at the next
+	 * look that finds it held (`restart`).  Reading it on entry and
+	 * on waking as well made three reads of a typical hand-over
+	 * where holders yield (the woken top waiter finds the word
+	 * free): 5 % of the drop-in's user-mode samples under sysbench
+	 * threads. */
+	uint64_t t0 = 0, now = 0, spin_until = 0;
 	uint64_t budget = tp_spin_budget();
-	uint64_t spin_until = t0 + budget;
 	uint32_t last_owner = 0, changes = 0, nsleep = 0, iter = 0;
-	bool off_cpu_seen = false;
+	bool started = false, restart = true, off_cpu_seen = false;
 	uint64_t spins = 0;
 	struct tp_poll poll = TP_POLL_INIT;
 	bool ask = false; /* hand-off requested */
@@ -289,11 +295,20 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 			}
 			continue;
 		}
-		if (tp_poll_clock_due(&poll, &iter) || v != last_owner) {
+		if (restart || tp_poll_clock_due(&poll, &iter) ||
+		    v != last_owner) {
+			bool renew = (v & TID_MASK) !=
+					     (last_owner & TID_MASK) &&
+				     changes++ < TP_MAX_OWNER_CHANGES;
+
 			now = qc_now_ns();
-			if ((v & TID_MASK) != (last_owner & TID_MASK) &&
-			    changes++ < TP_MAX_OWNER_CHANGES)
+			if (!started) {
+				t0 = now;
+				started = true;
+			}
+			if (restart || renew)
 				spin_until = now + budget;
+			restart = false;
 			last_owner = v;
 			if (tp_timed_out(abs, clk)) {
 				if (ask && qa_cmpxchg(&m->handoff, tid, 0u) != tid)
@@ -324,9 +339,7 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 				0) == TP_WAIT_AGAIN)
 			continue;
 		nsleep++;
-		iter = TP_CLOCK_EVERY - 1; /* check the deadline at once */
-		now = qc_now_ns();
-		spin_until = now + budget;
+		restart = true; /* and check the deadline at once */
 		changes = 0;
 	}
 	/* Learn from a spin only: a sleep for an owner that said it is off

@@ -408,7 +408,7 @@ static inline int tp_serial_lock_watch(uint32_t *s, uint32_t *ho,
 	bool woken = false;
 	int err;
 
-	if (take == 1 && tp_serial_no_request(ho) &&
+	if (take == 1 && qa_read(s) == 0 && tp_serial_no_request(ho) &&
 	    qa_cmpxchg_acquire(s, 0u, 1u) == 0)
 		return 0;
 	qc_spinner_init(&sp);

@@ -431,8 +431,11 @@ static void unlock_slow(qlock_tp_mutex_t *m, uint32_t v, uint32_t tid)
 				  "the mutex is locked by another thread", m);
 	}
 	/* Claim a pending hand-off request (only the owner does this): a
-	 * claimed request gives ownership straight to the top waiter. */
-	h = qa_xchg(&m->handoff, 0u);
+	 * claimed request gives ownership straight to the top waiter.  Read
+	 * first: most slow unlocks find none, and a request we do not see
+	 * is one made after our look (the top waiter then finds the word
+	 * free, or stolen, and still holds its request: see top_waiter()). */
+	h = qa_read(&m->handoff) ? qa_xchg(&m->handoff, 0u) : 0u;
 
 	/* The serial lock we kept as top waiter: released before the word
 	 * (no access after it), its sleeper woken after it, so that it

@@ -62,9 +62,9 @@ static inline bool tp_mutex_lock_fast(qlock_tp_mutex_t *m, uint32_t tid)
 	return qa_cmpxchg_acquire(&m->val, 0u, tid) == 0;
 }
 
-/* Releases a mutex whose word is exactly `tid` (held by us, no WAITERS or
- * SLEEPER) and returns `tid`; else changes nothing and returns the word,
- * for the slow unlock. */
+/* Releases a mutex whose word is exactly `tid` (held by us, no WAITERS,
+ * SLEEPER or SERIAL) and returns `tid`; else changes nothing and returns
+ * the word, for the slow unlock. */
 static inline uint32_t tp_mutex_unlock_fast(qlock_tp_mutex_t *m, uint32_t tid)
 {
 	/* Release: pairs with the next owner's acquire. */

@@ -372,11 +372,14 @@ static inline bool tp_serial_no_request(uint32_t *ho)
  * lock's cache line.  The first read is there for owners that hold the
  * lock while they yield or sleep (sysbench threads): the queue is then
  * stalled from the start, and waiting for the 32nd spin to see it was
- * nearly all of such a waiter's spinning.
+ * nearly all of such a waiter's spinning.  `off_cpu_seen`, when not
+ * NULL, is set when the watch stopped the spin for an owner off the CPU
+ * (the mutex's SERIAL policy, tp_mutex.c).
  */
 struct tp_watch {
 	const uint32_t *val;
 	uint32_t tid_mask, shared;
+	bool *off_cpu_seen;
 };
 #define TP_SERIAL_WATCH 32
 
@@ -392,8 +395,13 @@ static inline bool tp_watch_stalled(const struct tp_watch *w, uint32_t spent)
 	if (!w || spent % TP_SERIAL_WATCH != 0)
 		return false;
 	v = qa_read(w->val);
-	return (v & TP_SLEEPER) ||
-	       (!(v & w->shared) && tp_owner_off_cpu(v & w->tid_mask));
+	if (v & TP_SLEEPER)
+		return true;
+	if ((v & w->shared) || !tp_owner_off_cpu(v & w->tid_mask))
+		return false;
+	if (w->off_cpu_seen)
+		*w->off_cpu_seen = true;
+	return true;
 #endif
 }
 

@@ -395,13 +395,13 @@ static inline bool tp_watch_stalled(const struct tp_watch *w, uint32_t spent)
 	if (!w || spent % TP_SERIAL_WATCH != 0)
 		return false;
 	v = qa_read(w->val);
-	if (v & TP_SLEEPER)
+	/* The owner first: a sleeping top waiter must not hide it. */
+	if (!(v & w->shared) && tp_owner_off_cpu(v & w->tid_mask)) {
+		if (w->off_cpu_seen)
+			*w->off_cpu_seen = true;
 		return true;
-	if ((v & w->shared) || !tp_owner_off_cpu(v & w->tid_mask))
-		return false;
-	if (w->off_cpu_seen)
-		*w->off_cpu_seen = true;
-	return true;
+	}
+	return v & TP_SLEEPER;
 #endif
 }
 

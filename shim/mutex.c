@@ -67,9 +67,10 @@ static __attribute__((noinline)) void mutex_fork_repair(struct qm *q, uint32_t g
 	uint32_t v = qa_read(&q->word[0]), n;
 	switch (shim_malg) {
 #ifdef SHIM_WITH_TP
-	case MALG_TP: /* keep the owner, drop WAITERS, SLEEPER and the waiter words */
+	case MALG_TP: /* keep the owner, drop WAITERS, SLEEPER, SERIAL and the waiter words */
 		do
-			n = v & ~(QLOCK_TP_WAITERS | QLOCK_TP_SLEEPER);
+			n = v & ~(QLOCK_TP_WAITERS | QLOCK_TP_SLEEPER |
+				  QLOCK_TP_SERIAL);
 		while (!qa_try_cmpxchg(&q->word[0], &v, n));
 		qa_write(&q->word[1], 0); /* serial */
 		qa_write(&q->word[2], 0); /* handoff */

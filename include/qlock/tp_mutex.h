@@ -4,7 +4,7 @@
  * Long's 2016-2017 TP-futex series, with the kernel side done in user
  * space over FUTEX_WAIT/FUTEX_WAKE.
  *
- * The futex word holds the owner's thread id (gettid(), low 30 bits) and
+ * The futex word holds the owner's thread id (gettid(), low 29 bits) and
  * a WAITERS bit (bit 31) that sends the unlock to its slow path, as the
  * series' word does.  Lock and unlock are one cmpxchg each when
  * uncontended.  Contended, the waiters are serialised: only the top
@@ -53,10 +53,13 @@ typedef struct qlock_tp_mutex {
 #define QLOCK_TP_MUTEX_INIT { 0, 0, 0, 0 }
 
 /* The futex word's bits (the series' FUTEX_WAITERS / FUTEX_TID_MASK;
- * SLEEPER: the top waiter sleeps on the word, its unlock must wake it). */
+ * SLEEPER: the top waiter sleeps on the word, its unlock must wake it;
+ * SERIAL: the owner still holds the waiters' serial lock, which its
+ * unlock releases). */
 #define QLOCK_TP_WAITERS  0x80000000u
 #define QLOCK_TP_SLEEPER  0x40000000u
-#define QLOCK_TP_TID_MASK 0x3fffffffu
+#define QLOCK_TP_SERIAL   0x20000000u
+#define QLOCK_TP_TID_MASK 0x1fffffffu
 
 static inline void qlock_tp_mutex_init(qlock_tp_mutex_t *m)
 {

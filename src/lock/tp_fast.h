@@ -20,8 +20,8 @@
 
 /* ---- thread ids ------------------------------------------------------------
  * gettid() of the calling thread, cached per thread.  Linux pids are at most
- * PID_MAX_LIMIT = 2^22, so a tid fits the 30-bit (mutex) and 29-bit (rwlock)
- * owner fields.  The cache is refreshed in a child of fork() by a
+ * PID_MAX_LIMIT = 2^22, so a tid fits the 29-bit owner fields of both
+ * words.  The cache is refreshed in a child of fork() by a
  * pthread_atfork handler, which also remembers the forking thread's old tid:
  * the child's thread may unlock what it held across the fork.  A lock held
  * by another thread of the parent stays held in the child (as glibc's).
@@ -62,9 +62,9 @@ static inline bool tp_mutex_lock_fast(qlock_tp_mutex_t *m, uint32_t tid)
 	return qa_cmpxchg_acquire(&m->val, 0u, tid) == 0;
 }
 
-/* Releases a mutex whose word is exactly `tid` (held by us, no WAITERS or
- * SLEEPER) and returns `tid`; else changes nothing and returns the word,
- * for the slow unlock. */
+/* Releases a mutex whose word is exactly `tid` (held by us, no WAITERS,
+ * SLEEPER or SERIAL) and returns `tid`; else changes nothing and returns
+ * the word, for the slow unlock. */
 static inline uint32_t tp_mutex_unlock_fast(qlock_tp_mutex_t *m, uint32_t tid)
 {
 	/* Release: pairs with the next owner's acquire. */

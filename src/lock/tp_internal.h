@@ -57,6 +57,12 @@
  * Dekker pair): the releaser sees the request, or the requester sees the
  * lock free.  If both do, the two cmpxchg's on serial decide.  New arrivals
  * do not barge in while a request is pending.
+ *
+ * The mutex's top waiter may keep the serial lock while it owns the mutex
+ * (its SERIAL bit, tp_mutex.c) and release it in its unlock: the release
+ * is then split (tp_serial_release(), the lock's own release, then
+ * tp_serial_wake()), so that the thread it wakes does not run before the
+ * mutex is free.
  */
 #ifndef QLOCK_LOCK_TP_INTERNAL_H
 #define QLOCK_LOCK_TP_INTERNAL_H
@@ -92,9 +98,26 @@
  * always correct (the SLEEPER protocol wakes the sleeper).  Relaxed
  * accesses: the hint orders nothing; read late, it costs one poll gap of
  * spinning.
+ *
+ * The slot of a tid is spread (tp_off_cpu_slot()): consecutive tids, the
+ * threads a program starts together, fall in different cache lines (64
+ * of them before two share one).  Slot tid % 1024 put 16 such threads in
+ * one line, which every sched_yield() of any of them wrote twice: under
+ * sysbench threads (16 threads yielding while holding) the line moved
+ * between the CPUs at nearly every yield.  The map is a permutation of
+ * tid % 1024, so which tids share a slot is unchanged.
  */
 #define TP_OFF_CPU_SLOTS 1024u
+#define TP_OFF_CPU_LINES 64u /* 16 slots of 4 bytes a cache line */
 extern uint32_t tp_off_cpu_tids[TP_OFF_CPU_SLOTS];
+
+static inline uint32_t *tp_off_cpu_slot(uint32_t tid)
+{
+	uint32_t per_line = TP_OFF_CPU_SLOTS / TP_OFF_CPU_LINES;
+
+	return &tp_off_cpu_tids[tid % TP_OFF_CPU_LINES * per_line +
+				tid / TP_OFF_CPU_LINES % per_line];
+}
 
 static inline bool tp_owner_off_cpu(uint32_t tid)
 {
@@ -102,8 +125,7 @@ static inline bool tp_owner_off_cpu(uint32_t tid)
 	(void)tid; /* the models have no yield or sleep */
 	return false;
 #else
-	return tid != 0 &&
-	       qa_read(&tp_off_cpu_tids[tid % TP_OFF_CPU_SLOTS]) == tid;
+	return tid != 0 && qa_read(tp_off_cpu_slot(tid)) == tid;
 #endif
 }
 
@@ -345,12 +367,19 @@ static inline bool tp_serial_no_request(uint32_t *ho)
  * stops spinning when the queue ahead of it cannot move soon: the top
  * waiter sleeps (SLEEPER), or the owner is off the CPU
  * (tp_owner_off_cpu(); `shared` marks a reader-owned word, whose owner
- * field is a count).  NULL val: no watch.  Read every TP_SERIAL_WATCH
- * spins only, to keep the spinner off the lock's cache line.
+ * field is a count).  NULL val: no watch.  Read before the first spin and
+ * then every TP_SERIAL_WATCH spins only, to keep the spinner off the
+ * lock's cache line.  The first read is there for owners that hold the
+ * lock while they yield or sleep (sysbench threads): the queue is then
+ * stalled from the start, and waiting for the 32nd spin to see it was
+ * nearly all of such a waiter's spinning.  `off_cpu_seen`, when not
+ * NULL, is set when the watch stopped the spin for an owner off the CPU
+ * (the mutex's SERIAL policy, tp_mutex.c).
  */
 struct tp_watch {
 	const uint32_t *val;
 	uint32_t tid_mask, shared;
+	bool *off_cpu_seen;
 };
 #define TP_SERIAL_WATCH 32
 
@@ -366,8 +395,13 @@ static inline bool tp_watch_stalled(const struct tp_watch *w, uint32_t spent)
 	if (!w || spent % TP_SERIAL_WATCH != 0)
 		return false;
 	v = qa_read(w->val);
-	return (v & TP_SLEEPER) ||
-	       (!(v & w->shared) && tp_owner_off_cpu(v & w->tid_mask));
+	/* The owner first: a sleeping top waiter must not hide it. */
+	if (!(v & w->shared) && tp_owner_off_cpu(v & w->tid_mask)) {
+		if (w->off_cpu_seen)
+			*w->off_cpu_seen = true;
+		return true;
+	}
+	return v & TP_SLEEPER;
 #endif
 }
 
@@ -382,16 +416,14 @@ static inline int tp_serial_lock_watch(uint32_t *s, uint32_t *ho,
 	bool woken = false;
 	int err;
 
-	if (take == 1 && tp_serial_no_request(ho) &&
+	if (take == 1 && qa_read(s) == 0 && tp_serial_no_request(ho) &&
 	    qa_cmpxchg_acquire(s, 0u, 1u) == 0)
 		return 0;
 	qc_spinner_init(&sp);
-	while (qc_spin_continue(&sp)) {
+	while (!tp_watch_stalled(watch, sp.spent) && qc_spin_continue(&sp)) {
 		if (qa_read(s) == 0 && tp_serial_no_request(ho) &&
 		    qa_cmpxchg_acquire(s, 0u, take) == 0)
 			goto out;
-		if (tp_watch_stalled(watch, sp.spent))
-			break;
 	}
 	for (;;) {
 		if (qa_xchg_acquire(s, 2u) == 0)
@@ -434,8 +466,16 @@ static inline int tp_serial_lock(uint32_t *s, uint32_t *ho,
 				    asleep_bit, take, NULL);
 }
 
-static inline void tp_serial_unlock(uint32_t *s, uint32_t *ho,
-				    enum qc_class cls, enum qc_op op)
+/*
+ * Release the serial lock, all but its wake-up: returns the word whose
+ * sleeper must be woken (the requester's ho, when the lock was handed to
+ * it; s, when sleepers may wait for it), or NULL; tp_serial_wake() makes
+ * that wake-up, which only takes the word's address, so the caller may
+ * release another word of the lock (after which the lock may be gone) in
+ * between.  The invariant above holds meanwhile: the caller, awake, owes
+ * the sleepers the wake-up.
+ */
+static inline uint32_t *tp_serial_release(uint32_t *s, uint32_t *ho)
 {
 	/* Release: pairs with the acquire of the next tp_serial_lock(); fully
 	 * ordered, as the read of ho below is (Dekker with the request). */
@@ -452,20 +492,35 @@ static inline void tp_serial_unlock(uint32_t *s, uint32_t *ho,
 			 * release sequence that this RMW continues (so the
 			 * checker cannot tell it from relaxed); kept so as
 			 * not to lean on that. */
-			if (qa_try_cmpxchg_release(ho, &w, w & TP_HO_LOW)) {
-				qc_event_inc(cls, QC_EV_wake);
-#ifndef QLOCK_MUTATE_WAKE_TP_SERIAL /* the sleeping requester's wake */
-				qc_futex_wake(ho, 1, cls, op);
-#endif /* else: model-check mutation (tests/model): must be caught */
-				return;
-			}
+			if (qa_try_cmpxchg_release(ho, &w, w & TP_HO_LOW))
+				return ho; /* handed to the requester */
 		}
 		old = qa_xchg(s, 0u); /* the request went away */
 	}
-	if (old == 2u) {
-		qc_event_inc(cls, QC_EV_wake);
-		qc_futex_wake(s, 1, cls, op);
-	}
+	return old == 2u ? s : NULL;
+}
+
+/* The wake-up tp_serial_release() returned (`w`, NULL: none; `ho`: the
+ * same lock's request word, compared as an address only). */
+static inline void tp_serial_wake(uint32_t *w, const uint32_t *ho,
+				  enum qc_class cls, enum qc_op op)
+{
+	if (!w)
+		return;
+	qc_event_inc(cls, QC_EV_wake);
+#ifdef QLOCK_MUTATE_WAKE_TP_SERIAL /* the sleeping requester's wake */
+	if (w == ho)
+		return; /* model-check mutation (tests/model): must be caught */
+#else
+	(void)ho;
+#endif
+	qc_futex_wake(w, 1, cls, op);
+}
+
+static inline void tp_serial_unlock(uint32_t *s, uint32_t *ho,
+				    enum qc_class cls, enum qc_op op)
+{
+	tp_serial_wake(tp_serial_release(s, ho), ho, cls, op);
 }
 
 /* ---- rwlock variants (the registry builds tp-rwlock-nogroup from these) --- */

@@ -29,7 +29,9 @@
  *      waits until it sleeps (the top waiter, on the word), starts a
  *      second, waits until it sleeps (on the serial lock), then unlocks:
  *      the serial lock's sleep and its wake (model_await_asleep prunes
- *      every other order).  The serial lock's hand-off request (a
+ *      every other order); the woken top waiter takes the mutex with
+ *      SERIAL (serial is 2) and its unlock releases the serial lock
+ *      before the word and wakes the second after it.  The serial lock's hand-off request (a
  *      third locker beating the woken one: with main locking again the
  *      check ran past 150 s) and a timed-out wait on it (a third locker,
  *      timed) are checked on the serial lock alone: tests/model/tp_serial.c

@@ -420,8 +420,8 @@ static void pf_detail_hold(struct pf_thread *t, struct ls_detail *d, uint64_t ns
 
 /* t0: the acquisition's time after a wait, which times the hold; 0 = the
  * hold is not timed. */
-static void pf_push(struct pf_thread *t, const volatile void *lock, enum lockstat_kind kind,
-		    const void *pc, struct ls_row *r, uint64_t t0)
+static inline void pf_push(struct pf_thread *t, const volatile void *lock, enum lockstat_kind kind,
+			   const void *pc, struct ls_row *r, uint64_t t0)
 {
 	uint32_t d = t->depth;
 	struct pf_held *h;
@@ -522,28 +522,40 @@ static __attribute__((noinline)) int pf_count_miss(struct pf_thread *t, unsigned
 	return (int)i;
 }
 
+/* Count an acquisition in the thread's slot for the lock if it has one,
+ * and return the slot's index; else -1 and *set: the lock's set. */
+static inline int pf_count_hit(struct pf_thread *t, const volatile void *lock,
+			       enum lockstat_kind kind, unsigned *set)
+{
+	uintptr_t key = ls_key(lock, kind);
+	unsigned i = (unsigned)(ls_hash(key) >> (64 - PF_SET_BITS));
+	struct pf_set *s = &t->sets[i];
+	/* The way, or PF_WAYS for none: one branch, whichever way it is. */
+	unsigned w = (unsigned)qa_ctz64(pf_ways_of(s, key) | 1u << PF_WAYS);
+
+	*set = i;
+	if (qa_likely(w < PF_WAYS)) {
+		qa_stat_add(&s->n[w], 1); /* ours alone; a report reads it */
+		return (int)(i * PF_WAYS + w);
+	}
+	return -1;
+}
+
 /* Count an acquisition in the thread's slot for the lock, whose index it
  * returns (-1: counted on the row; *row is then the lock's row, else
  * unset: the slot's). */
 static inline int pf_count_add(struct pf_thread *t, const volatile void *lock,
 			       enum lockstat_kind kind, const void *pc, struct ls_row **row)
 {
-	uintptr_t key = ls_key(lock, kind);
-	unsigned set = (unsigned)(ls_hash(key) >> (64 - PF_SET_BITS));
-	struct pf_set *s = &t->sets[set];
-	unsigned m = pf_ways_of(s, key);
+	unsigned set;
+	int i = pf_count_hit(t, lock, kind, &set);
 
-	/* One branch, however many ways were compared. */
-	if (qa_likely(m)) {
-		unsigned w = (unsigned)qa_ctz64(m);
-
-		qa_stat_add(&s->n[w], 1); /* ours alone; a report reads it */
-		return (int)(set * PF_WAYS + w);
-	}
-	return pf_count_miss(t, set, lock, kind, pc, row);
+	return qa_likely(i >= 0) ? i : pf_count_miss(t, set, lock, kind, pc, row);
 }
 
-void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind, const void *pc)
+/* lockstat_acquired() without a record or a slot. */
+static __attribute__((noinline)) void pf_acquired_slow(const volatile void *lock,
+							enum lockstat_kind kind, const void *pc)
 {
 	struct pf_thread *t = pf_thread_get();
 	struct ls_row *r;
@@ -554,9 +566,22 @@ void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind, const
 		return;
 	}
 	(void)pf_count_add(t, lock, kind, pc, &r);
-	/* The hold is not timed: no row needed at its release. */
 	if (shim_profile_on)
 		pf_push(t, lock, kind, pc, NULL, 0);
+}
+
+void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind, const void *pc)
+{
+	struct pf_thread *t = pf_self;
+	unsigned set;
+
+	if (qa_likely(t != NULL) && qa_likely(pf_count_hit(t, lock, kind, &set) >= 0)) {
+		/* The hold is not timed: no row needed at its release. */
+		if (shim_profile_on)
+			pf_push(t, lock, kind, pc, NULL, 0);
+		return;
+	}
+	pf_acquired_slow(lock, kind, pc);
 }
 
 /*
@@ -633,17 +658,37 @@ void lockstat_wait_end(void)
 		qa_write_release(&t->wait_seq, t->wait_seq + 1);
 }
 
-void lockstat_release(const volatile void *lock)
+/* lockstat_release() of a lock that is not the top of the held-lock
+ * stack, or whose hold is timed. */
+static __attribute__((noinline)) void pf_release_slow(struct pf_thread *t,
+						       const volatile void *lock)
 {
-	struct pf_thread *t;
 	struct ls_detail *d;
 	struct pf_held h;
 
-	if (!shim_profile_on || !(t = pf_self))
-		return;
 	if (!pf_pop(t, lock, &h) || !h.t0 || !h.row || !(d = qa_read_acquire(&h.row->detail)))
 		return;
 	pf_detail_hold(t, d, qc_now_ns() - h.t0);
+}
+
+void lockstat_release(const volatile void *lock)
+{
+	struct pf_thread *t;
+
+	if (!shim_profile_on || !(t = pf_self))
+		return;
+	/* The usual case: the lock last taken, its hold not timed. */
+	uint32_t d = t->depth;
+
+	if (qa_likely(d != 0)) {
+		const struct pf_held *top = &t->held[d - 1];
+
+		if (qa_likely(top->lock == (uintptr_t)lock && !top->t0)) {
+			qa_write_release(&t->depth, d - 1);
+			return;
+		}
+	}
+	pf_release_slow(t, lock);
 }
 
 /* ---- condition variables (profile) ---------------------------------- */

@@ -170,14 +170,16 @@ static bool pf_key_ok;
  * be another thread's (a report): relaxed atomics throughout, so such a
  * flush is racy but defined.
  */
-static void pf_count_flush(struct pf_count *c)
+static void pf_count_flush(struct pf_thread *t, unsigned i)
 {
-	uint64_t n = qa_read(&c->n), k = qa_read(&c->contended);
+	struct pf_count *c = &t->counts[i];
+	uint64_t *np = &t->sets[i / PF_WAYS].n[i % PF_WAYS];
+	uint64_t n = qa_read(np), k = qa_read(&c->contended);
 	struct ls_row *r = qa_read(&c->row);
 
 	if (n) {
 		ls_count(&r->acquired, n);
-		qa_write(&c->n, 0);
+		qa_write(np, 0);
 	}
 	if (k || qa_read(&c->wait_ns)) { /* a condition variable's waits: k = 0 */
 		if (k)
@@ -245,9 +247,9 @@ void lockstat_flush_counts(void)
 
 		if (!qa_read_acquire(&t->tid))
 			continue;
-		for (int k = 0; k < PF_COUNTS; k++)
-			if (qa_read_acquire(&t->counts[k].key))
-				pf_count_flush(&t->counts[k]);
+		for (unsigned k = 0; k < PF_COUNTS; k++)
+			if (qa_read_acquire(&t->sets[k / PF_WAYS].key[k % PF_WAYS]))
+				pf_count_flush(t, k);
 		for (int k = 0; k < PF_DETAILS; k++)
 			pf_detail_flush(&t->details[k]);
 	}
@@ -258,11 +260,15 @@ static void pf_thread_exit(void *arg)
 {
 	struct pf_thread *t = arg;
 
-	for (int k = 0; k < PF_COUNTS; k++)
-		if (t->counts[k].key) {
-			pf_count_flush(&t->counts[k]);
-			qa_write(&t->counts[k].key, 0);
+	for (unsigned k = 0; k < PF_COUNTS; k++) {
+		uintptr_t *key = &t->sets[k / PF_WAYS].key[k % PF_WAYS];
+
+		if (*key) {
+			pf_count_flush(t, k);
+			qa_write(key, 0);
 		}
+	}
+	memset(t->set_misses, 0, sizeof(t->set_misses));
 	for (int k = 0; k < PF_DETAILS; k++) {
 		pf_detail_flush(&t->details[k]);
 		qa_write(&t->details[k].d, NULL);
@@ -280,12 +286,12 @@ void lockstat_threads_setup(void)
 		pf_key_ok = pthread_key_create(&pf_key, pf_thread_exit) == 0;
 }
 
-static struct pf_thread *pf_thread_get(void)
+static __attribute__((noinline)) struct pf_thread *pf_thread_claim(void)
 {
-	struct pf_thread *t = pf_self;
+	struct pf_thread *t = NULL;
 
-	if (qa_likely(t != NULL) || qa_read(&pf_self_none_left))
-		return t;
+	if (qa_read(&pf_self_none_left))
+		return NULL;
 	int32_t tid = (int32_t)syscall(SYS_gettid);
 	for (int i = 0; i < PF_THREADS; i++) {
 		int32_t cur = qa_read(&pf_threads[i].tid);
@@ -311,6 +317,14 @@ static struct pf_thread *pf_thread_get(void)
 	if (pf_key_ok)
 		(void)pthread_setspecific(pf_key, t);
 	return t;
+}
+
+/* The thread's record, claimed at its first need; NULL: none left. */
+static inline struct pf_thread *pf_thread_get(void)
+{
+	struct pf_thread *t = pf_self;
+
+	return qa_likely(t != NULL) ? t : pf_thread_claim();
 }
 
 /* The thread's share of detail d: found, or a free slot taken, or (after
@@ -406,8 +420,8 @@ static void pf_detail_hold(struct pf_thread *t, struct ls_detail *d, uint64_t ns
 
 /* t0: the acquisition's time after a wait, which times the hold; 0 = the
  * hold is not timed. */
-static void pf_push(struct pf_thread *t, const volatile void *lock, enum lockstat_kind kind,
-		    const void *pc, struct ls_row *r, uint64_t t0)
+static inline void pf_push(struct pf_thread *t, const volatile void *lock, enum lockstat_kind kind,
+			   const void *pc, struct ls_row *r, uint64_t t0)
 {
 	uint32_t d = t->depth;
 	struct pf_held *h;
@@ -453,40 +467,95 @@ static bool pf_pop(struct pf_thread *t, const volatile void *lock, struct pf_hel
 
 /* ---- the hooks ---------------------------------------------------------- */
 
-/* Count an acquisition in the thread's counter for the lock, which it
- * returns (NULL: counted on the row); *row: the lock's row. */
-static struct pf_count *pf_count_add(struct pf_thread *t, const volatile void *lock,
-				     enum lockstat_kind kind, const void *pc, struct ls_row **row)
+/* The ways of set s that hold key, one bit each. */
+_Static_assert(PF_WAYS == 4, "pf_ways_of() compares 4 ways");
+static inline unsigned pf_ways_of(const struct pf_set *s, uintptr_t key)
 {
-	uintptr_t key = ls_key(lock, kind);
-	struct pf_count *c = &t->counts[(ls_hash(key) >> 59) & (PF_COUNTS - 1)];
-
-	if (qa_likely(c->key == key)) {
-		qa_stat_add(&c->n, 1); /* ours alone; a report reads it */
-		if (qa_unlikely(c->misses))
-			c->misses = 0;
-		*row = c->row;
-		return c;
-	}
-	struct ls_row *r = ls_row_of(lock, kind, pc);
-	*row = r;
-	if (r == &ls_overflow[kind] || (c->key && ++c->misses < PF_COUNT_MISSES)) {
-		ls_count(&r->acquired, 1);
-		return NULL;
-	}
-	c->misses = 0;
-	if (c->key)
-		pf_count_flush(c);
-	qa_write(&c->key, 0);
-	qa_write(&c->row, r);
-	qa_write(&c->n, 1);
-	/* Release: row and count before the key that makes them count
-	 * (pairs with the acquire of the key in lockstat_flush_counts()). */
-	qa_write_release(&c->key, key);
-	return c;
+	return (unsigned)(s->key[0] == key) | (unsigned)(s->key[1] == key) << 1 |
+	       (unsigned)(s->key[2] == key) << 2 | (unsigned)(s->key[3] == key) << 3;
 }
 
-void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind, const void *pc)
+/* pf_count_add()'s lock has no slot in its set: count it on its row, or
+ * give it a slot: a free one, or else (every PF_COUNT_MISSES misses) the
+ * one least used since the set's last take-over, flushed first. */
+static __attribute__((noinline)) int pf_count_miss(struct pf_thread *t, unsigned set,
+						   const volatile void *lock, enum lockstat_kind kind,
+						   const void *pc, struct ls_row **row)
+{
+	uintptr_t key = ls_key(lock, kind);
+	struct pf_set *s = &t->sets[set];
+	struct ls_row *r = *row = ls_row_of(lock, kind, pc);
+	unsigned free_ways = pf_ways_of(s, 0), w = 0;
+
+	if (r == &ls_overflow[kind] ||
+	    (!free_ways && ++t->set_misses[set] < PF_COUNT_MISSES)) {
+		ls_count(&r->acquired, 1);
+		return -1;
+	}
+	if (free_ways) {
+		w = (unsigned)qa_ctz64(free_ways);
+	} else {
+		uint32_t least = UINT32_MAX;
+
+		t->set_misses[set] = 0;
+		for (unsigned v = 0; v < PF_WAYS; v++) {
+			uint32_t *mark = &t->n_mark[set * PF_WAYS + v];
+			/* Modulo 2^32; a report's flush (n back to 0) makes it large. */
+			uint32_t n = (uint32_t)qa_read(&s->n[v]), used = n - *mark;
+
+			if (used < least) {
+				least = used;
+				w = v;
+			}
+			*mark = n;
+		}
+		pf_count_flush(t, set * PF_WAYS + w);
+	}
+	unsigned i = set * PF_WAYS + w;
+	t->n_mark[i] = 0; /* this acquisition is a use */
+	qa_write(&s->key[w], 0);
+	qa_write(&t->counts[i].row, r);
+	qa_write(&s->n[w], 1);
+	/* Release: row and count before the key that makes them count
+	 * (pairs with the acquire of the key in lockstat_flush_counts()). */
+	qa_write_release(&s->key[w], key);
+	return (int)i;
+}
+
+/* Count an acquisition in the thread's slot for the lock if it has one,
+ * and return the slot's index; else -1 and *set: the lock's set. */
+static inline int pf_count_hit(struct pf_thread *t, const volatile void *lock,
+			       enum lockstat_kind kind, unsigned *set)
+{
+	uintptr_t key = ls_key(lock, kind);
+	unsigned i = (unsigned)(ls_hash(key) >> (64 - PF_SET_BITS));
+	struct pf_set *s = &t->sets[i];
+	/* The way, or PF_WAYS for none: one branch, whichever way it is. */
+	unsigned w = (unsigned)qa_ctz64(pf_ways_of(s, key) | 1u << PF_WAYS);
+
+	*set = i;
+	if (qa_likely(w < PF_WAYS)) {
+		qa_stat_add(&s->n[w], 1); /* ours alone; a report reads it */
+		return (int)(i * PF_WAYS + w);
+	}
+	return -1;
+}
+
+/* Count an acquisition in the thread's slot for the lock, whose index it
+ * returns (-1: counted on the row; *row is then the lock's row, else
+ * unset: the slot's). */
+static inline int pf_count_add(struct pf_thread *t, const volatile void *lock,
+			       enum lockstat_kind kind, const void *pc, struct ls_row **row)
+{
+	unsigned set;
+	int i = pf_count_hit(t, lock, kind, &set);
+
+	return qa_likely(i >= 0) ? i : pf_count_miss(t, set, lock, kind, pc, row);
+}
+
+/* lockstat_acquired() without a record or a slot. */
+static __attribute__((noinline)) void pf_acquired_slow(const volatile void *lock,
+							enum lockstat_kind kind, const void *pc)
 {
 	struct pf_thread *t = pf_thread_get();
 	struct ls_row *r;
@@ -498,7 +567,21 @@ void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind, const
 	}
 	(void)pf_count_add(t, lock, kind, pc, &r);
 	if (shim_profile_on)
-		pf_push(t, lock, kind, pc, r != &ls_overflow[kind] ? r : NULL, 0);
+		pf_push(t, lock, kind, pc, NULL, 0);
+}
+
+void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind, const void *pc)
+{
+	struct pf_thread *t = pf_self;
+	unsigned set;
+
+	if (qa_likely(t != NULL) && qa_likely(pf_count_hit(t, lock, kind, &set) >= 0)) {
+		/* The hold is not timed: no row needed at its release. */
+		if (shim_profile_on)
+			pf_push(t, lock, kind, pc, NULL, 0);
+		return;
+	}
+	pf_acquired_slow(lock, kind, pc);
 }
 
 /*
@@ -517,7 +600,12 @@ void lockstat_waited(const volatile void *lock, enum lockstat_kind kind, const v
 	struct ls_row *r;
 
 	if (qa_likely(t != NULL)) {
-		c = pf_count_add(t, lock, kind, pc, &r);
+		int i = pf_count_add(t, lock, kind, pc, &r);
+
+		if (qa_likely(i >= 0)) {
+			c = &t->counts[i];
+			r = c->row;
+		}
 	} else {
 		r = ls_row_of(lock, kind, pc);
 		ls_count(&r->acquired, 1);
@@ -570,17 +658,37 @@ void lockstat_wait_end(void)
 		qa_write_release(&t->wait_seq, t->wait_seq + 1);
 }
 
-void lockstat_release(const volatile void *lock)
+/* lockstat_release() of a lock that is not the top of the held-lock
+ * stack, or whose hold is timed. */
+static __attribute__((noinline)) void pf_release_slow(struct pf_thread *t,
+						       const volatile void *lock)
 {
-	struct pf_thread *t;
 	struct ls_detail *d;
 	struct pf_held h;
 
-	if (!shim_profile_on || !(t = pf_self))
-		return;
 	if (!pf_pop(t, lock, &h) || !h.t0 || !h.row || !(d = qa_read_acquire(&h.row->detail)))
 		return;
 	pf_detail_hold(t, d, qc_now_ns() - h.t0);
+}
+
+void lockstat_release(const volatile void *lock)
+{
+	struct pf_thread *t;
+
+	if (!shim_profile_on || !(t = pf_self))
+		return;
+	/* The usual case: the lock last taken, its hold not timed. */
+	uint32_t d = t->depth;
+
+	if (qa_likely(d != 0)) {
+		const struct pf_held *top = &t->held[d - 1];
+
+		if (qa_likely(top->lock == (uintptr_t)lock && !top->t0)) {
+			qa_write_release(&t->depth, d - 1);
+			return;
+		}
+	}
+	pf_release_slow(t, lock);
 }
 
 /* ---- condition variables (profile) ---------------------------------- */
@@ -608,11 +716,14 @@ void lockstat_cond_wait_end(const volatile void *cond, const volatile void *mute
 	struct pf_count *c = NULL;
 	struct ls_row *r;
 	struct ls_detail *d;
+	int i;
 
-	if (t)
-		c = pf_count_add(t, cond, LOCKSTAT_COND, pc, &r);
-	else
+	if (t && (i = pf_count_add(t, cond, LOCKSTAT_COND, pc, &r)) >= 0) {
+		c = &t->counts[i];
+		r = c->row;
+	} else if (!t) {
 		r = ls_row_of(cond, LOCKSTAT_COND, pc);
+	}
 	if (c) {
 		qa_stat_add(&c->wait_ns, ns);
 		if (ns > qa_read(&c->wait_max_ns))

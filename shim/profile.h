@@ -93,27 +93,42 @@ struct ls_row *ls_find(const volatile void *lock, enum lockstat_kind kind);
 /* ---- threads ------------------------------------------------------------ */
 
 #define PF_HELD 16     /* held locks tracked per thread */
-#define PF_COUNTS 32   /* per-thread acquisition counters (direct-mapped) */
 #define PF_DETAILS 4   /* per-thread shares of contended locks' details */
 #define PF_HOLD_SAMPLE 8 /* a thread times the hold of 1 in 8 of its acquisitions that waited */
 
-/* A thread's acquisitions of one lock, and the contended ones among them
+/*
+ * A thread's acquisitions of one lock, and the contended ones among them
  * with their waits, counted here rather than on the lock's row, whose
  * cache line would otherwise travel with the lock from CPU to CPU and be
  * written while the lock is held; added to the row when the slot is taken
- * by another lock, when the thread exits and before a report.  A slot
- * keeps its lock until PF_COUNT_MISSES other locks in a row hashed to it
- * (those count on their rows), so that a thread that takes many locks in
- * turn does not flush a slot on every acquisition. */
+ * by another lock, when the thread exits and before a report.
+ *
+ * PF_COUNTS slots, set-associative: the lock's key hashes to one of
+ * PF_SETS sets of PF_WAYS slots.  A set's keys and acquisition counts
+ * share one cache line (struct pf_set), so an uncontended acquisition
+ * that finds its slot reads and writes that line alone; the rest of a
+ * slot (its row, waits) is in struct pf_count, read when the acquisition
+ * waited, or when the slot is flushed.  A lock that finds no slot in its
+ * set takes a free one, or else counts on its row; every PF_COUNT_MISSES
+ * such misses in a set, the set's slot least used since its previous
+ * take-over goes to the lock (flushed first), so that a thread that
+ * takes many locks in turn does not flush a slot on every acquisition,
+ * and the locks it takes most keep their slots.
+ */
+#define PF_SET_BITS 6
+#define PF_SETS (1 << PF_SET_BITS)
+#define PF_WAYS 4
+#define PF_COUNTS (PF_SETS * PF_WAYS)
+struct pf_set {
+	uintptr_t key[PF_WAYS]; /* ls_key(), 0 = free */
+	uint64_t n[PF_WAYS];    /* acquisitions */
+} __attribute__((aligned(64)));
 struct pf_count {
-	uintptr_t key;          /* ls_key(), 0 = free */
 	struct ls_row *row;
-	uint64_t n;             /* acquisitions */
-	uint64_t contended;     /* of them, the ones that waited */
+	uint64_t contended;     /* of the acquisitions, the ones that waited */
 	uint64_t wait_ns, wait_max_ns;
-	uint32_t misses;        /* other locks met here since the last hit */
 };
-#define PF_COUNT_MISSES 8 /* a slot goes to another lock after 8 misses in a row */
+#define PF_COUNT_MISSES 8 /* a set gives a slot to another lock every 8 misses */
 #define PF_THREADS 1024
 
 /* A thread's share of one contended lock's details (profile): the waits'
@@ -161,7 +176,10 @@ struct pf_thread {
 	uint32_t dnext;         /* the detail slot taken over next */
 	uint32_t waits;         /* acquisitions that waited: 1 in PF_HOLD_SAMPLE has its hold timed */
 	struct pf_held held[PF_HELD];
-	struct pf_count counts[PF_COUNTS];
+	struct pf_set sets[PF_SETS];
+	struct pf_count counts[PF_COUNTS]; /* counts[set * PF_WAYS + way] */
+	uint8_t set_misses[PF_SETS];       /* misses since the set's last take-over */
+	uint32_t n_mark[PF_COUNTS];        /* slot's n at its set's last take-over (or 0) */
 	struct pf_detail details[PF_DETAILS];
 } __attribute__((aligned(64))); /* no line shared with another thread's */
 extern struct pf_thread pf_threads[PF_THREADS];

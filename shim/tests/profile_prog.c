@@ -13,6 +13,8 @@
  *     Two threads take two mutexes in opposite orders, each after the
  *     other has taken its first: a deadlock, for the watchdog to report
  *     (the test kills the program).
+ *   profile_prog spread [THREADS [ITERS]], many [THREADS [PASSES]]
+ *     Mutexes taken in turn (below).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -227,8 +229,101 @@ static int spread_main(int nthreads)
 	return sum == nthreads * iters ? 0 : 1;
 }
 
+/* ---- many ----------------------------------------------------------------
+ *   profile_prog many [THREADS [PASSES]]
+ *     NMANY mutexes, more than a thread keeps counter slots for
+ *     (profile.h): each first taken by main and waited for once by a
+ *     helper thread (so that the report lists every one), then taken by
+ *     THREADS threads in turn, mutex k (k % 5 + 1) times per pass, each
+ *     thread from its own start; prints the first mutex's address, the
+ *     array's stride and length, for the test to expect mutex k's
+ *     acquisitions: 2 + THREADS * PASSES * (k % 5 + 1).
+ */
+
+#define NMANY 300
+static pthread_mutex_t many[NMANY];
+static long many_count[NMANY];
+static int many_go, many_at = -1, many_done;
+static pid_t many_helper_tid;
+
+static void *many_helper(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&many_helper_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	for (int k = 0; k < NMANY; k++) {
+		while (__atomic_load_n(&many_go, __ATOMIC_ACQUIRE) <= k)
+			sched_yield();
+		__atomic_store_n(&many_at, k, __ATOMIC_RELEASE);
+		pthread_mutex_lock(&many[k]);
+		many_count[k]++;
+		pthread_mutex_unlock(&many[k]);
+		__atomic_store_n(&many_done, k + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void *many_worker(void *arg)
+{
+	long me = (long)arg;
+
+	for (long p = 0; p < iters; p++)
+		for (int r = 0; r < 5; r++)
+			for (int j = 0; j < NMANY; j++) {
+				int k = (int)((j + me * 37) % NMANY);
+
+				if (k % 5 < r)
+					continue;
+				pthread_mutex_lock(&many[k]);
+				many_count[k]++;
+				if (j % 64 == 0)
+					sched_yield();
+				pthread_mutex_unlock(&many[k]);
+			}
+	return NULL;
+}
+
+static int many_main(int nthreads)
+{
+	pthread_t t[64], h;
+	int bad = 0;
+
+	for (int k = 0; k < NMANY; k++)
+		pthread_mutex_init(&many[k], NULL);
+	/* Every mutex contended once: main holds it until the helper sleeps
+	 * waiting for it. */
+	pthread_create(&h, NULL, many_helper, NULL);
+	for (int k = 0; k < NMANY; k++) {
+		pthread_mutex_lock(&many[k]);
+		many_count[k]++;
+		__atomic_store_n(&many_go, k + 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&many_at, __ATOMIC_ACQUIRE) != k ||
+		       !asleep(__atomic_load_n(&many_helper_tid, __ATOMIC_ACQUIRE)))
+			usleep(100);
+		pthread_mutex_unlock(&many[k]);
+		while (__atomic_load_n(&many_done, __ATOMIC_ACQUIRE) != k + 1)
+			sched_yield();
+	}
+	pthread_join(h, NULL);
+	for (long i = 0; i < nthreads; i++)
+		pthread_create(&t[i], NULL, many_worker, (void *)i);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(t[i], NULL);
+	for (int k = 0; k < NMANY; k++)
+		bad |= many_count[k] != 2 + nthreads * iters * (k % 5 + 1);
+	printf("many %p %zu %d\n", (void *)&many[0], sizeof(many[0]), NMANY);
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "many") == 0) {
+		int nthreads = argc > 2 ? atoi(argv[2]) : 4;
+
+		iters = argc > 3 ? atol(argv[3]) : 20;
+		if (nthreads < 1 || nthreads > 64 || iters < 1)
+			return 2;
+		return many_main(nthreads);
+	}
 	if (argc > 1 && strcmp(argv[1], "spread") == 0) {
 		int nthreads = argc > 2 ? atoi(argv[2]) : 4;
 
@@ -247,6 +342,7 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "abba") == 0)
 		return abba_main();
-	fprintf(stderr, "usage: profile_prog hot [THREADS [ITERS]] | abba | spread [THREADS [ITERS]]\n");
+	fprintf(stderr, "usage: profile_prog hot [THREADS [ITERS]] | abba | spread [THREADS [ITERS]]"
+		" | many [THREADS [PASSES]]\n");
 	return 2;
 }

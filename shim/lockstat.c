@@ -240,6 +240,8 @@ static void pf_detail_flush(struct pf_detail *e)
 
 /* Racy for threads that still run (an add of theirs in flight may be
  * lost): reports are made at exit, normally after the threads are done. */
+static void pf_pend_flush(struct pf_thread *t);
+
 void lockstat_flush_counts(void)
 {
 	for (int i = 0; i < PF_THREADS; i++) {
@@ -250,6 +252,7 @@ void lockstat_flush_counts(void)
 		for (unsigned k = 0; k < PF_COUNTS; k++)
 			if (qa_read_acquire(&t->sets[k / PF_WAYS].key[k % PF_WAYS]))
 				pf_count_flush(t, k);
+		pf_pend_flush(t);
 		for (int k = 0; k < PF_DETAILS; k++)
 			pf_detail_flush(&t->details[k]);
 	}
@@ -269,6 +272,7 @@ static void pf_thread_exit(void *arg)
 		}
 	}
 	memset(t->set_misses, 0, sizeof(t->set_misses));
+	pf_pend_flush(t);
 	for (int k = 0; k < PF_DETAILS; k++) {
 		pf_detail_flush(&t->details[k]);
 		qa_write(&t->details[k].d, NULL);
@@ -416,6 +420,60 @@ static void pf_detail_hold(struct pf_thread *t, struct ls_detail *d, uint64_t ns
 	if (ns > qa_read(&e->hold_max_ns))
 		qa_write(&e->hold_max_ns, ns);
 	pf_detail_event(e);
+}
+
+/* Record one pending entry in its lock's details (any thread: the
+ * exchange gives it to one). */
+static void pf_pend_take(struct pf_thread *t, struct pf_pend *p)
+{
+	struct ls_row *r = qa_xchg(&p->row, NULL);
+	struct ls_detail *d;
+	uintptr_t pc;
+	uint64_t ns;
+	bool hold;
+
+	if (!r)
+		return;
+	pc = qa_read(&p->pc);
+	ns = qa_read(&p->ns);
+	hold = qa_read(&p->hold);
+	if (!(d = ls_detail_of(r)))
+		return;
+	if (t == pf_self) {
+		if (!hold)
+			pf_detail_wait(t, d, pc, ns);
+		else
+			pf_detail_hold(t, d, ns);
+	} else if (!hold) { /* another thread's share is its own: to d directly */
+		ls_detail_wait(d, pc, ns);
+	} else {
+		ls_detail_hold(d, ns);
+	}
+}
+
+static void pf_pend_flush(struct pf_thread *t)
+{
+	for (int i = 0; i < PF_PEND; i++)
+		if (qa_read(&t->pend[i].row))
+			pf_pend_take(t, &t->pend[i]);
+}
+
+/* Keep a wait (at pc) or a hold of r for later: the caller
+ * holds the lock, and the details' look-ups and histograms would
+ * lengthen the hold.  A full ring records its oldest entry now. */
+static inline void pf_pend_add(struct pf_thread *t, struct ls_row *r, uintptr_t pc,
+			       uint64_t ns, bool hold)
+{
+	struct pf_pend *p = &t->pend[t->npend++ % PF_PEND];
+
+	if (qa_unlikely(qa_read(&p->row) != NULL))
+		pf_pend_take(t, p);
+	qa_write(&p->pc, pc);
+	qa_write(&p->ns, ns);
+	qa_write(&p->hold, (uint32_t)hold);
+	/* Release: the fields before the row that publishes them (pairs
+	 * with the exchange in pf_pend_take()). */
+	qa_write_release(&p->row, r);
 }
 
 /* t0: the acquisition's time after a wait, which times the hold; 0 = the
@@ -622,17 +680,22 @@ void lockstat_waited(const volatile void *lock, enum lockstat_kind kind, const v
 	}
 	if (!shim_profile_on)
 		return;
-	d = ls_detail_of(r);
-	if (d && t)
-		pf_detail_wait(t, d, (uintptr_t)pc, ns);
-	else if (d)
-		ls_detail_wait(d, (uintptr_t)pc, ns);
+	if (!t) {
+		if ((d = ls_detail_of(r)))
+			ls_detail_wait(d, (uintptr_t)pc, ns);
+		return;
+	}
+	if (r == &ls_overflow[kind]) { /* no row of its own: no details */
+		pf_push(t, lock, kind, pc, NULL, 0);
+		return;
+	}
+	/* The wait's histogram bucket and call site are recorded at the
+	 * thread's next wait, outside this lock (pf_pend_add()). */
+	pf_pend_add(t, r, (uintptr_t)pc, ns, false);
 	/* The hold of 1 in PF_HOLD_SAMPLE of the thread's acquisitions that
 	 * waited is timed from now (the first one's included): a clock read
 	 * at the unlock, while the lock is still held. */
-	if (t)
-		pf_push(t, lock, kind, pc, r != &ls_overflow[kind] ? r : NULL,
-			d && t->waits++ % PF_HOLD_SAMPLE == 0 ? now : 0);
+	pf_push(t, lock, kind, pc, r, t->waits++ % PF_HOLD_SAMPLE == 0 ? now : 0);
 }
 
 void lockstat_wait_begin(const volatile void *lock, enum lockstat_kind kind, const void *pc)
@@ -641,6 +704,8 @@ void lockstat_wait_begin(const volatile void *lock, enum lockstat_kind kind, con
 
 	if (!t)
 		return;
+	/* The thread is about to wait: record what it kept for later. */
+	pf_pend_flush(t);
 	qa_write(&t->wait_lock, (uintptr_t)lock);
 	qa_write(&t->wait_pc, (uintptr_t)pc);
 	qa_write(&t->wait_kind, (uint32_t)kind);
@@ -663,12 +728,11 @@ void lockstat_wait_end(void)
 static __attribute__((noinline)) void pf_release_slow(struct pf_thread *t,
 						       const volatile void *lock)
 {
-	struct ls_detail *d;
 	struct pf_held h;
 
-	if (!pf_pop(t, lock, &h) || !h.t0 || !h.row || !(d = qa_read_acquire(&h.row->detail)))
+	if (!pf_pop(t, lock, &h) || !h.t0 || !h.row)
 		return;
-	pf_detail_hold(t, d, qc_now_ns() - h.t0);
+	pf_pend_add(t, h.row, 0, qc_now_ns() - h.t0, true);
 }
 
 void lockstat_release(const volatile void *lock)

@@ -158,6 +158,18 @@ struct pf_held {
 	uint32_t kind;
 };
 
+/* A wait or a timed hold of a contended lock, recorded in the lock's
+ * details later, outside the lock (pf_pend_flush()): at the thread's next
+ * wait, exit or report.  `row` NULL = free; taken back with an exchange,
+ * so that the thread and a report never both add one. */
+struct pf_pend {
+	struct ls_row *row;
+	uintptr_t pc;           /* the wait's call site */
+	uint64_t ns;
+	uint32_t hold;          /* a hold, not a wait */
+};
+#define PF_PEND 8
+
 /*
  * A thread's record.  Its thread alone writes it; another (the deadlock
  * watchdog) reads it as a sequence lock: wait_seq is odd while the
@@ -175,6 +187,8 @@ struct pf_thread {
 	uint32_t dmisses;       /* details found no slot, since the last take-over */
 	uint32_t dnext;         /* the detail slot taken over next */
 	uint32_t waits;         /* acquisitions that waited: 1 in PF_HOLD_SAMPLE has its hold timed */
+	uint32_t npend;         /* pend[] entries written, a ring index */
+	struct pf_pend pend[PF_PEND];
 	struct pf_held held[PF_HELD];
 	struct pf_set sets[PF_SETS];
 	struct pf_count counts[PF_COUNTS]; /* counts[set * PF_WAYS + way] */

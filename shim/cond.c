@@ -65,6 +65,25 @@ static inline bool cond_shared(const struct qcv *q)
 	return (qa_read(&q->wrefs) & QCV_PSHARED) != 0;
 }
 
+/* The sw word: seq in its low half (the futex word), pending above. */
+#define SW_PEND1 (UINT64_C(1) << 32)
+static inline uint32_t sw_seq(uint64_t v) { return (uint32_t)v; }
+static inline uint32_t sw_pend(uint64_t v) { return (uint32_t)(v >> 32); }
+static inline uint64_t sw_make(uint32_t seq, uint32_t pend)
+{
+	return (uint64_t)pend << 32 | seq;
+}
+
+/* The futex word: sw's low half, wherever the byte order puts it. */
+static inline uint32_t *cond_seq(struct qcv *q)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (uint32_t *)(void *)&q->sw;
+#else
+	return (uint32_t *)(void *)&q->sw + 1;
+#endif
+}
+
 static void sys_futex_wake(uint32_t *w, int nr, bool shared)
 {
 	qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAKE, 1);
@@ -79,26 +98,72 @@ static void sys_futex_wake(uint32_t *w, int nr, bool shared)
  * pad expects.  Inline, a cancel landing between the calls entered the
  * landing pad with registers it did not expect (a crash in
  * _Unwind_Resume, about once in 10^5 cond_cancel rounds).
+ * Returns 0 (woken by a FUTEX_WAKE, or spuriously), EAGAIN (seq had
+ * moved), ETIMEDOUT or EINTR.
  */
 static __attribute__((noinline)) int
 cond_sleep(uint32_t *w, uint32_t val, bool shared, clockid_t clk,
 	   const struct timespec *abs)
 {
+	int flags = FUTEX_WAIT_BITSET | (shared ? 0 : FUTEX_PRIVATE_FLAG);
 	int oldtype, r;
 
+	if (abs && clk == CLOCK_REALTIME)
+		flags |= FUTEX_CLOCK_REALTIME;
 	(void)pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
-	r = shim_futex_wait(w, val, shared, clk, abs);
+	r = (int)syscall(SYS_futex, w, flags, val, abs, NULL,
+			 FUTEX_BITSET_MATCH_ANY);
+	if (r != 0)
+		r = errno;
 	(void)pthread_setcanceltype(oldtype, NULL);
-	return r;
+	return r == EAGAIN || r == ETIMEDOUT || r == EINTR ? r : 0;
 }
 
 #define QCV_DESTROYING 0x80000000u
 #define QCV_COUNT (QCV_DESTROYING - 1)
 
-static void cond_bump_and_wake(struct qcv *q, int nr, bool shared)
+/* Signal (nr 1) or broadcast (nr INT_MAX): nothing when no waiter is
+ * pending; else consume one pending waiter (all), bump seq and wake. */
+static void cond_wake_pending(struct qcv *q, int nr, bool shared)
 {
-	qa_fetch_add(&q->seq, 1);
-	sys_futex_wake(&q->seq, nr, shared);
+	uint64_t v = qa_read_acquire(&q->sw), n;
+
+	do {
+		uint32_t p = sw_pend(v);
+
+		if (p == 0)
+			return;
+		n = sw_make(sw_seq(v) + 1, nr == 1 ? p - 1 : 0);
+	} while (!qa_try_cmpxchg(&q->sw, &v, n));
+	sys_futex_wake(cond_seq(q), nr, shared);
+}
+
+/*
+ * A waiter on its way out, before it counts itself out of `waiters`:
+ * take its own pending unit back when no signal can have consumed it
+ * (`mine`: it left the sleep by timeout or EINTR, and seq is still the
+ * one it registered with, checked in the same CAS), and in any case cap
+ * `pending` at the other registered waiters (an over-count is harmless,
+ * it only costs a signal a FUTEX_WAKE; the cap keeps it bounded).  Every
+ * pending waiter still counts in `waiters`, so the cap never drops one.
+ */
+static void cond_unpend(struct qcv *q, uint32_t seq, bool mine)
+{
+	uint64_t v = qa_read(&q->sw);
+
+	for (;;) {
+		uint32_t p = sw_pend(v), cap;
+		uint32_t others = (qa_read(&q->waiters) & QCV_COUNT) - 1;
+
+		cap = p;
+		if (mine && sw_seq(v) == seq && cap > 0)
+			cap--;
+		if (cap > others)
+			cap = others;
+		if (cap == p ||
+		    qa_try_cmpxchg(&q->sw, &v, sw_make(sw_seq(v), cap)))
+			return;
+	}
 }
 
 /* The waiter's last access to the condvar: count itself out (release:
@@ -112,7 +177,7 @@ static void cond_leave(struct qcv *q, bool shared)
 		sys_futex_wake(&q->waiters, 1, shared); /* address only, no access */
 }
 
-/* In a fork child the count still holds the parent's waiters, which
+/* In a fork child the counts still hold the parent's waiters, which
  * will never count themselves out: drop them at the first wait or
  * destroy in the new generation.  Not for a process-shared condvar
  * (see the top). */
@@ -125,6 +190,7 @@ static void cond_fork_check(struct qcv *q, bool shared)
 	if (qa_unlikely(qa_read_acquire(&q->gen) != g) &&
 	    shim_fork_claim(&q->gen, g)) {
 		qa_write(&q->waiters, 0);
+		qa_write(&q->sw, sw_make(sw_seq(qa_read(&q->sw)), 0));
 		shim_fork_repaired(&q->gen, g);
 	}
 }
@@ -136,16 +202,17 @@ struct cond_wait_ctx {
 	bool shared;
 };
 
-/* Cancelled in the wait: pass on a wake we may have consumed, leave, and
- * take the mutex back before the caller's cleanup handlers run (as POSIX
+/* Cancelled in the wait: pass on a signal we may have consumed (one
+ * that came after we registered: it found us pending), leave, and take
+ * the mutex back before the caller's cleanup handlers run (as POSIX
  * requires). */
 static void cond_cancel_cleanup(void *arg)
 {
 	struct cond_wait_ctx *x = arg;
 
-	if (qa_read(&x->c->seq) != x->seq &&
-	    (qa_read(&x->c->waiters) & QCV_COUNT) > 1)
-		cond_bump_and_wake(x->c, 1, x->shared);
+	if (sw_seq(qa_read(&x->c->sw)) != x->seq)
+		cond_wake_pending(x->c, 1, x->shared);
+	cond_unpend(x->c, x->seq, false);
 	cond_leave(x->c, x->shared);
 	(void)mutex_acquire(x->m, 0, CLOCK_REALTIME, NULL);
 }
@@ -161,10 +228,12 @@ static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m,
 		return EINVAL;
 	qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAIT, 0); /* attach stats now */
 	cond_fork_check(q, shared);
-	uint32_t seq = qa_read_acquire(&q->seq);
 	qa_fetch_add(&q->waiters, 1);
+	/* Pending, and the seq to sleep on, in one RMW (see the top). */
+	uint32_t seq = sw_seq(qa_fetch_add(&q->sw, SW_PEND1));
 	err = mutex_release(m);
 	if (err) {
+		cond_unpend(q, seq, true);
 		cond_leave(q, shared);
 		return err;
 	}
@@ -178,23 +247,22 @@ static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m,
 		 * only while asleep (cond_sleep), and the cleanup re-takes
 		 * the mutex. */
 		pthread_cleanup_push(cond_cancel_cleanup, &x);
-		r = cond_sleep(&q->seq, seq, shared, clk, abs);
+		r = cond_sleep(cond_seq(q), seq, shared, clk, abs);
 		pthread_cleanup_pop(0);
 	}
+	cond_unpend(q, seq, r == ETIMEDOUT || r == EINTR);
 	cond_leave(q, shared);
 	err = mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
 	if (err)
 		return err; /* e.g. EOWNERDEAD from a glibc robust mutex */
-	return r;
+	return r == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
 static inline void cond_wake(pthread_cond_t *c, int nr)
 {
 	struct qcv *q = QCV(c);
 
-	if ((qa_read_acquire(&q->waiters) & QCV_COUNT) == 0)
-		return;
-	cond_bump_and_wake(q, nr, cond_shared(q));
+	cond_wake_pending(q, nr, cond_shared(q));
 }
 
 /* Wait until every waiter has counted itself out (see the top). */
@@ -205,8 +273,14 @@ static void cond_wait_for_waiters(struct qcv *q, bool shared)
 	if (v == 0)
 		return;
 	v = qa_fetch_or(&q->waiters, QCV_DESTROYING) | QCV_DESTROYING;
-	if (v & QCV_COUNT)
-		cond_bump_and_wake(q, INT_MAX, shared);
+	if (v & QCV_COUNT) {
+		/* Bump seq whatever `pending` says: wake every sleeper. */
+		uint64_t s = qa_read(&q->sw);
+
+		while (!qa_try_cmpxchg(&q->sw, &s, sw_make(sw_seq(s) + 1, 0)))
+			;
+		sys_futex_wake(cond_seq(q), INT_MAX, shared);
+	}
 	while (v & QCV_COUNT) {
 		(void)shim_futex_wait(&q->waiters, v, shared, CLOCK_REALTIME, NULL);
 		v = qa_read_acquire(&q->waiters); /* pairs with cond_leave */

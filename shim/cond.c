@@ -2,14 +2,59 @@
 /*
  * pthread_cond_*: condition variables.
  *
- * A sequence word and a waiter count (the design of Rust std's futex
- * condvar): a waiter reads the sequence, counts itself in and unlocks the
- * mutex, then sleeps while the sequence is unchanged; signal/broadcast
- * bump the sequence and wake one/all sleepers, and skip the system call
- * when nobody waits.  The mutex is released and re-acquired through the
- * shim's own unlock/lock, so every mutex kind and algorithm works (and
- * glibc-owned mutexes too).  Spurious wake-ups are possible, as POSIX
- * allows.
+ * A sequence word, a count of pending waiters and a waiter count: a
+ * waiter registers as pending and reads the sequence, unlocks the mutex,
+ * then sleeps while the sequence is unchanged; signal consumes one
+ * pending waiter and bumps the sequence, broadcast consumes them all, and
+ * each then wakes one/all sleepers.  The mutex is released and
+ * re-acquired through the shim's own unlock/lock, so every mutex kind and
+ * algorithm works (and glibc-owned mutexes too).  Spurious wake-ups are
+ * possible, as POSIX allows.
+ *
+ * Pending: a waiter no signal has consumed yet.  Signal and broadcast make
+ * a system call only when one is pending, so a signal sent after the
+ * waiters have all been signalled costs no FUTEX_WAKE, although they still
+ * count in `waiters` until they run again and leave.  (Testing `waiters`
+ * instead, a producer that keeps pushing while the consumer it woke is
+ * still on its way to a CPU makes one FUTEX_WAKE per item inside its
+ * critical section, waking nobody: more system calls per item than
+ * glibc's condvar, whose signal also consumes a waiter, and a longer hold
+ * for the woken consumer to collide with on the mutex.)
+ *
+ *   sw (64 bits): seq in the low half (the futex word), pending above;
+ *                 both change in one RMW
+ *   wait:     sw += pending 1 (its seq: the old low half), unlock, sleep
+ *             on seq; back from a timeout or EINTR with seq unchanged
+ *             (checked in the same CAS): pending-1, nobody consumed it;
+ *             cap pending at the other registered waiters; leave; lock
+ *   signal:   pending == 0: nothing; else CAS seq+1, pending-1, then
+ *             FUTEX_WAKE 1
+ *   broadcast: pending == 0: nothing; else CAS seq+1, pending 0, then
+ *             FUTEX_WAKE all
+ *
+ * Why no wake-up is lost: a sleeper that no FUTEX_WAKE has yet reached
+ * is either pending or covered by a wake in flight.  It registered
+ * pending; only a signal or broadcast takes that unit away, and that one
+ * bumped seq (a waiter not yet asleep then does not sleep) and then wakes
+ * a sleeper (whoever it reaches, its unit was taken by that call, so the
+ * units left cover the others).  A waiter gives its own unit back only
+ * when no signal came after it registered (seq unchanged, in one CAS);
+ * the cap cannot drop a sleeper's unit because every sleeper still counts
+ * in `waiters`.  An over-count (two waiters out on one signal: one woken,
+ * one that saw seq move before it slept) costs one later signal a
+ * FUTEX_WAKE that finds nobody, and the cap keeps it bounded.
+ *
+ * The woken waiter re-takes the mutex as any locker does.  Woken by a
+ * signal sent under the mutex, it may take the signaller's CPU at once
+ * (wakeup preemption) and find the mutex held by a thread that is not
+ * running: the TP mutex's top waiter would spin on it for its budget
+ * (about 1.7x glibc's CPU per item with one producer and one consumer),
+ * a glibc waiter sleeps at once.  So signal and broadcast say they are off
+ * the CPU around their FUTEX_WAKE (qlock_tp_off_cpu_begin(), as
+ * offcpu.c does around sched_yield()): a waiter that finds us holding the
+ * mutex meanwhile sleeps on it at once.  The hint orders nothing; a
+ * waiter on another CPU that tries the mutex during the call sleeps too,
+ * which is what glibc's waiter does anyway.
  *
  * Lifetime: a condvar may be destroyed, and its memory reused, as soon as
  * every waiter has been woken (POSIX's pthread_cond_destroy example;
@@ -24,11 +69,12 @@
  *                 condvar, bit 31 DESTROYING (destroy waits on the word)
  *   wait:     count+1, unlock, sleep on seq, count-1 (the last access),
  *             lock
- *   fork:     the first wait or destroy in a child zeroes the count (the
- *             parent's waiters do not exist there; see fork.c)
- *   destroy:  *,DESTROYING; bump seq and wake all (waiters left blocked
- *             would be a bug in the caller: they wake spuriously instead
- *             of hanging destroy); sleep until count == 0
+ *   fork:     the first wait or destroy in a child zeroes the count and
+ *             pending (the parent's waiters do not exist there; see
+ *             fork.c)
+ *   destroy:  *,DESTROYING; bump seq, pending 0, wake all (waiters left
+ *             blocked would be a bug in the caller: they wake spuriously
+ *             instead of hanging destroy); sleep until count == 0
  *
  * Process-shared condvars (condattr pshared; __wrefs bit 0) run the same
  * algorithm with shared futex calls, so any mutex works with them: a
@@ -40,9 +86,11 @@
  * destroy in the child waits for the parent's waiter).
  *
  * Cancellation: a waiter cancelled after a signal or broadcast arrived
- * may have been the thread that signal woke; it passes the wake on (bumps
- * seq, wakes one) before it counts itself out, so no other waiter stays
- * blocked for a signal nobody consumed (POSIX).
+ * may have been the thread that signal woke; it passes the wake on (a
+ * signal: one more pending waiter consumed, if any) before it counts
+ * itself out, so no other waiter stays blocked for a signal nobody
+ * consumed (POSIX).  It does not give its own pending unit back (it may
+ * have taken a wake in flight meant for another sleeper); the cap does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -119,6 +167,14 @@ cond_sleep(uint32_t *w, uint32_t val, bool shared, clockid_t clk,
 	return r == EAGAIN || r == ETIMEDOUT || r == EINTR ? r : 0;
 }
 
+#ifdef SHIM_WITH_TP
+#define COND_OFF_CPU_BEGIN() qlock_tp_off_cpu_begin()
+#define COND_OFF_CPU_END()   qlock_tp_off_cpu_end()
+#else
+#define COND_OFF_CPU_BEGIN() ((void)0)
+#define COND_OFF_CPU_END()   ((void)0)
+#endif
+
 #define QCV_DESTROYING 0x80000000u
 #define QCV_COUNT (QCV_DESTROYING - 1)
 
@@ -135,7 +191,13 @@ static void cond_wake_pending(struct qcv *q, int nr, bool shared)
 			return;
 		n = sw_make(sw_seq(v) + 1, nr == 1 ? p - 1 : 0);
 	} while (!qa_try_cmpxchg(&q->sw, &v, n));
+	/* The waiter woken here may take this CPU from us (wakeup
+	 * preemption) while we hold its mutex: meanwhile we say we are off
+	 * the CPU, so that it sleeps on the mutex at once instead of
+	 * spinning on a holder that is not running (shim/offcpu.c). */
+	COND_OFF_CPU_BEGIN();
 	sys_futex_wake(cond_seq(q), nr, shared);
+	COND_OFF_CPU_END();
 }
 
 /*

@@ -2,14 +2,59 @@
 /*
  * pthread_cond_*: condition variables.
  *
- * A sequence word and a waiter count (the design of Rust std's futex
- * condvar): a waiter reads the sequence, counts itself in and unlocks the
- * mutex, then sleeps while the sequence is unchanged; signal/broadcast
- * bump the sequence and wake one/all sleepers, and skip the system call
- * when nobody waits.  The mutex is released and re-acquired through the
- * shim's own unlock/lock, so every mutex kind and algorithm works (and
- * glibc-owned mutexes too).  Spurious wake-ups are possible, as POSIX
- * allows.
+ * A sequence word, a count of pending waiters and a waiter count: a
+ * waiter registers as pending and reads the sequence, unlocks the mutex,
+ * then sleeps while the sequence is unchanged; signal consumes one
+ * pending waiter and bumps the sequence, broadcast consumes them all, and
+ * each then wakes one/all sleepers.  The mutex is released and
+ * re-acquired through the shim's own unlock/lock, so every mutex kind and
+ * algorithm works (and glibc-owned mutexes too).  Spurious wake-ups are
+ * possible, as POSIX allows.
+ *
+ * Pending: a waiter no signal has consumed yet.  Signal and broadcast make
+ * a system call only when one is pending, so a signal sent after the
+ * waiters have all been signalled costs no FUTEX_WAKE, although they still
+ * count in `waiters` until they run again and leave.  (Testing `waiters`
+ * instead, a producer that keeps pushing while the consumer it woke is
+ * still on its way to a CPU makes one FUTEX_WAKE per item inside its
+ * critical section, waking nobody: more system calls per item than
+ * glibc's condvar, whose signal also consumes a waiter, and a longer hold
+ * for the woken consumer to collide with on the mutex.)
+ *
+ *   sw (64 bits): seq in the low half (the futex word), pending above;
+ *                 both change in one RMW
+ *   wait:     sw += pending 1 (its seq: the old low half), unlock, sleep
+ *             on seq; back from a timeout or EINTR with seq unchanged
+ *             (checked in the same CAS): pending-1, nobody consumed it;
+ *             cap pending at the other registered waiters; leave; lock
+ *   signal:   pending == 0: nothing; else CAS seq+1, pending-1, then
+ *             FUTEX_WAKE 1
+ *   broadcast: pending == 0: nothing; else CAS seq+1, pending 0, then
+ *             FUTEX_WAKE all
+ *
+ * Why no wake-up is lost: a sleeper that no FUTEX_WAKE has yet reached
+ * is either pending or covered by a wake in flight.  It registered
+ * pending; only a signal or broadcast takes that unit away, and that one
+ * bumped seq (a waiter not yet asleep then does not sleep) and then wakes
+ * a sleeper (whoever it reaches, its unit was taken by that call, so the
+ * units left cover the others).  A waiter gives its own unit back only
+ * when no signal came after it registered (seq unchanged, in one CAS);
+ * the cap cannot drop a sleeper's unit because every sleeper still counts
+ * in `waiters`.  An over-count (two waiters out on one signal: one woken,
+ * one that saw seq move before it slept) costs one later signal a
+ * FUTEX_WAKE that finds nobody, and the cap keeps it bounded.
+ *
+ * The woken waiter re-takes the mutex as any locker does.  Woken by a
+ * signal sent under the mutex, it may take the signaller's CPU at once
+ * (wakeup preemption) and find the mutex held by a thread that is not
+ * running: the TP mutex's top waiter would spin on it for its budget
+ * (about 1.7x glibc's CPU per item with one producer and one consumer),
+ * a glibc waiter sleeps at once.  So signal and broadcast say they are off
+ * the CPU around their FUTEX_WAKE (qlock_tp_off_cpu_begin(), as
+ * offcpu.c does around sched_yield()): a waiter that finds us holding the
+ * mutex meanwhile sleeps on it at once.  The hint orders nothing; a
+ * waiter on another CPU that tries the mutex during the call sleeps too,
+ * which is what glibc's waiter does anyway.
  *
  * Lifetime: a condvar may be destroyed, and its memory reused, as soon as
  * every waiter has been woken (POSIX's pthread_cond_destroy example;
@@ -24,11 +69,12 @@
  *                 condvar, bit 31 DESTROYING (destroy waits on the word)
  *   wait:     count+1, unlock, sleep on seq, count-1 (the last access),
  *             lock
- *   fork:     the first wait or destroy in a child zeroes the count (the
- *             parent's waiters do not exist there; see fork.c)
- *   destroy:  *,DESTROYING; bump seq and wake all (waiters left blocked
- *             would be a bug in the caller: they wake spuriously instead
- *             of hanging destroy); sleep until count == 0
+ *   fork:     the first wait or destroy in a child zeroes the count and
+ *             pending (the parent's waiters do not exist there; see
+ *             fork.c)
+ *   destroy:  *,DESTROYING; bump seq, pending 0, wake all (waiters left
+ *             blocked would be a bug in the caller: they wake spuriously
+ *             instead of hanging destroy); sleep until count == 0
  *
  * Process-shared condvars (condattr pshared; __wrefs bit 0) run the same
  * algorithm with shared futex calls, so any mutex works with them: a
@@ -40,9 +86,11 @@
  * destroy in the child waits for the parent's waiter).
  *
  * Cancellation: a waiter cancelled after a signal or broadcast arrived
- * may have been the thread that signal woke; it passes the wake on (bumps
- * seq, wakes one) before it counts itself out, so no other waiter stays
- * blocked for a signal nobody consumed (POSIX).
+ * may have been the thread that signal woke; it passes the wake on (a
+ * signal: one more pending waiter consumed, if any) before it counts
+ * itself out, so no other waiter stays blocked for a signal nobody
+ * consumed (POSIX).  It does not give its own pending unit back (it may
+ * have taken a wake in flight meant for another sleeper); the cap does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -65,6 +113,25 @@ static inline bool cond_shared(const struct qcv *q)
 	return (qa_read(&q->wrefs) & QCV_PSHARED) != 0;
 }
 
+/* The sw word: seq in its low half (the futex word), pending above. */
+#define SW_PEND1 (UINT64_C(1) << 32)
+static inline uint32_t sw_seq(uint64_t v) { return (uint32_t)v; }
+static inline uint32_t sw_pend(uint64_t v) { return (uint32_t)(v >> 32); }
+static inline uint64_t sw_make(uint32_t seq, uint32_t pend)
+{
+	return (uint64_t)pend << 32 | seq;
+}
+
+/* The futex word: sw's low half, wherever the byte order puts it. */
+static inline uint32_t *cond_seq(struct qcv *q)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (uint32_t *)(void *)&q->sw;
+#else
+	return (uint32_t *)(void *)&q->sw + 1;
+#endif
+}
+
 static void sys_futex_wake(uint32_t *w, int nr, bool shared)
 {
 	qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAKE, 1);
@@ -79,26 +146,86 @@ static void sys_futex_wake(uint32_t *w, int nr, bool shared)
  * pad expects.  Inline, a cancel landing between the calls entered the
  * landing pad with registers it did not expect (a crash in
  * _Unwind_Resume, about once in 10^5 cond_cancel rounds).
+ * Returns 0 (woken by a FUTEX_WAKE, or spuriously), EAGAIN (seq had
+ * moved), ETIMEDOUT or EINTR.
  */
 static __attribute__((noinline)) int
 cond_sleep(uint32_t *w, uint32_t val, bool shared, clockid_t clk,
 	   const struct timespec *abs)
 {
+	int flags = FUTEX_WAIT_BITSET | (shared ? 0 : FUTEX_PRIVATE_FLAG);
 	int oldtype, r;
 
+	if (abs && clk == CLOCK_REALTIME)
+		flags |= FUTEX_CLOCK_REALTIME;
 	(void)pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
-	r = shim_futex_wait(w, val, shared, clk, abs);
+	r = (int)syscall(SYS_futex, w, flags, val, abs, NULL,
+			 FUTEX_BITSET_MATCH_ANY);
+	if (r != 0)
+		r = errno;
 	(void)pthread_setcanceltype(oldtype, NULL);
-	return r;
+	return r == EAGAIN || r == ETIMEDOUT || r == EINTR ? r : 0;
 }
+
+#ifdef SHIM_WITH_TP
+#define COND_OFF_CPU_BEGIN() qlock_tp_off_cpu_begin()
+#define COND_OFF_CPU_END()   qlock_tp_off_cpu_end()
+#else
+#define COND_OFF_CPU_BEGIN() ((void)0)
+#define COND_OFF_CPU_END()   ((void)0)
+#endif
 
 #define QCV_DESTROYING 0x80000000u
 #define QCV_COUNT (QCV_DESTROYING - 1)
 
-static void cond_bump_and_wake(struct qcv *q, int nr, bool shared)
+/* Signal (nr 1) or broadcast (nr INT_MAX): nothing when no waiter is
+ * pending; else consume one pending waiter (all), bump seq and wake. */
+static void cond_wake_pending(struct qcv *q, int nr, bool shared)
 {
-	qa_fetch_add(&q->seq, 1);
-	sys_futex_wake(&q->seq, nr, shared);
+	uint64_t v = qa_read_acquire(&q->sw), n;
+
+	do {
+		uint32_t p = sw_pend(v);
+
+		if (p == 0)
+			return;
+		n = sw_make(sw_seq(v) + 1, nr == 1 ? p - 1 : 0);
+	} while (!qa_try_cmpxchg(&q->sw, &v, n));
+	/* The waiter woken here may take this CPU from us (wakeup
+	 * preemption) while we hold its mutex: meanwhile we say we are off
+	 * the CPU, so that it sleeps on the mutex at once instead of
+	 * spinning on a holder that is not running (shim/offcpu.c). */
+	COND_OFF_CPU_BEGIN();
+	sys_futex_wake(cond_seq(q), nr, shared);
+	COND_OFF_CPU_END();
+}
+
+/*
+ * A waiter on its way out, before it counts itself out of `waiters`:
+ * take its own pending unit back when no signal can have consumed it
+ * (`mine`: it left the sleep by timeout or EINTR, and seq is still the
+ * one it registered with, checked in the same CAS), and in any case cap
+ * `pending` at the other registered waiters (an over-count is harmless,
+ * it only costs a signal a FUTEX_WAKE; the cap keeps it bounded).  Every
+ * pending waiter still counts in `waiters`, so the cap never drops one.
+ */
+static void cond_unpend(struct qcv *q, uint32_t seq, bool mine)
+{
+	uint64_t v = qa_read(&q->sw);
+
+	for (;;) {
+		uint32_t p = sw_pend(v), cap;
+		uint32_t others = (qa_read(&q->waiters) & QCV_COUNT) - 1;
+
+		cap = p;
+		if (mine && sw_seq(v) == seq && cap > 0)
+			cap--;
+		if (cap > others)
+			cap = others;
+		if (cap == p ||
+		    qa_try_cmpxchg(&q->sw, &v, sw_make(sw_seq(v), cap)))
+			return;
+	}
 }
 
 /* The waiter's last access to the condvar: count itself out (release:
@@ -112,7 +239,7 @@ static void cond_leave(struct qcv *q, bool shared)
 		sys_futex_wake(&q->waiters, 1, shared); /* address only, no access */
 }
 
-/* In a fork child the count still holds the parent's waiters, which
+/* In a fork child the counts still hold the parent's waiters, which
  * will never count themselves out: drop them at the first wait or
  * destroy in the new generation.  Not for a process-shared condvar
  * (see the top). */
@@ -125,6 +252,7 @@ static void cond_fork_check(struct qcv *q, bool shared)
 	if (qa_unlikely(qa_read_acquire(&q->gen) != g) &&
 	    shim_fork_claim(&q->gen, g)) {
 		qa_write(&q->waiters, 0);
+		qa_write(&q->sw, sw_make(sw_seq(qa_read(&q->sw)), 0));
 		shim_fork_repaired(&q->gen, g);
 	}
 }
@@ -136,16 +264,17 @@ struct cond_wait_ctx {
 	bool shared;
 };
 
-/* Cancelled in the wait: pass on a wake we may have consumed, leave, and
- * take the mutex back before the caller's cleanup handlers run (as POSIX
+/* Cancelled in the wait: pass on a signal we may have consumed (one
+ * that came after we registered: it found us pending), leave, and take
+ * the mutex back before the caller's cleanup handlers run (as POSIX
  * requires). */
 static void cond_cancel_cleanup(void *arg)
 {
 	struct cond_wait_ctx *x = arg;
 
-	if (qa_read(&x->c->seq) != x->seq &&
-	    (qa_read(&x->c->waiters) & QCV_COUNT) > 1)
-		cond_bump_and_wake(x->c, 1, x->shared);
+	if (sw_seq(qa_read(&x->c->sw)) != x->seq)
+		cond_wake_pending(x->c, 1, x->shared);
+	cond_unpend(x->c, x->seq, false);
 	cond_leave(x->c, x->shared);
 	(void)mutex_acquire(x->m, 0, CLOCK_REALTIME, NULL);
 }
@@ -161,10 +290,12 @@ static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m,
 		return EINVAL;
 	qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAIT, 0); /* attach stats now */
 	cond_fork_check(q, shared);
-	uint32_t seq = qa_read_acquire(&q->seq);
 	qa_fetch_add(&q->waiters, 1);
+	/* Pending, and the seq to sleep on, in one RMW (see the top). */
+	uint32_t seq = sw_seq(qa_fetch_add(&q->sw, SW_PEND1));
 	err = mutex_release(m);
 	if (err) {
+		cond_unpend(q, seq, true);
 		cond_leave(q, shared);
 		return err;
 	}
@@ -178,23 +309,22 @@ static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m,
 		 * only while asleep (cond_sleep), and the cleanup re-takes
 		 * the mutex. */
 		pthread_cleanup_push(cond_cancel_cleanup, &x);
-		r = cond_sleep(&q->seq, seq, shared, clk, abs);
+		r = cond_sleep(cond_seq(q), seq, shared, clk, abs);
 		pthread_cleanup_pop(0);
 	}
+	cond_unpend(q, seq, r == ETIMEDOUT || r == EINTR);
 	cond_leave(q, shared);
 	err = mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
 	if (err)
 		return err; /* e.g. EOWNERDEAD from a glibc robust mutex */
-	return r;
+	return r == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
 static inline void cond_wake(pthread_cond_t *c, int nr)
 {
 	struct qcv *q = QCV(c);
 
-	if ((qa_read_acquire(&q->waiters) & QCV_COUNT) == 0)
-		return;
-	cond_bump_and_wake(q, nr, cond_shared(q));
+	cond_wake_pending(q, nr, cond_shared(q));
 }
 
 /* Wait until every waiter has counted itself out (see the top). */
@@ -205,8 +335,14 @@ static void cond_wait_for_waiters(struct qcv *q, bool shared)
 	if (v == 0)
 		return;
 	v = qa_fetch_or(&q->waiters, QCV_DESTROYING) | QCV_DESTROYING;
-	if (v & QCV_COUNT)
-		cond_bump_and_wake(q, INT_MAX, shared);
+	if (v & QCV_COUNT) {
+		/* Bump seq whatever `pending` says: wake every sleeper. */
+		uint64_t s = qa_read(&q->sw);
+
+		while (!qa_try_cmpxchg(&q->sw, &s, sw_make(sw_seq(s) + 1, 0)))
+			;
+		sys_futex_wake(cond_seq(q), INT_MAX, shared);
+	}
 	while (v & QCV_COUNT) {
 		(void)shim_futex_wait(&q->waiters, v, shared, CLOCK_REALTIME, NULL);
 		v = qa_read_acquire(&q->waiters); /* pairs with cond_leave */

@@ -15,7 +15,9 @@
  * shim's set-up and keep their cancellation points), and errno and the
  * return value are theirs.  Calls glibc makes internally (sleep() inside
  * glibc, say) do not pass through here: the hint is then missing, and the
- * waiter spins its normal bounded budget.
+ * waiter spins its normal bounded budget.  The condition variable's
+ * signal and broadcast (cond.c) give the same hint around their
+ * FUTEX_WAKE.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -124,12 +124,13 @@ _Static_assert(offsetof(pthread_rwlock_t, __data.__pad2) == offsetof(struct qrw,
 _Static_assert(offsetof(pthread_rwlock_t, __data.__flags) == offsetof(struct qrw, flags), "flags");
 
 struct qcv {                     /* overlay of pthread_cond_t */
-	uint32_t seq;
+	uint64_t sw;             /* seq (the futex word) and pending (cond.c) */
+	uint32_t gen;            /* fork generation of `waiters`, `pending` */
 	uint32_t waiters;
-	uint32_t gen;            /* fork generation of `waiters` */
-	uint32_t unused[6];
+	uint32_t unused[5];
 	uint32_t wrefs;          /* __wrefs */
 };
+_Static_assert(_Alignof(pthread_cond_t) >= 8, "qcv.sw: 64-bit atomics");
 _Static_assert(offsetof(pthread_cond_t, __data.__wrefs) == offsetof(struct qcv, wrefs), "wrefs");
 #define QCV_PSHARED 1u
 #define QCV_MONOTONIC 2u

@@ -214,15 +214,22 @@ static void *spread_worker(void *arg)
 	return NULL;
 }
 
-static int spread_main(int nthreads)
+/* Run fn in n threads (n <= 64), each given its index, and join them. */
+static void run_workers(void *(*fn)(void *), int n)
 {
 	pthread_t t[64];
+
+	for (long i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, fn, (void *)i);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+}
+
+static int spread_main(int nthreads)
+{
 	long sum = 0;
 
-	for (long i = 0; i < nthreads; i++)
-		pthread_create(&t[i], NULL, spread_worker, (void *)i);
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(t[i], NULL);
+	run_workers(spread_worker, nthreads);
 	for (int k = 0; k < NSPREAD; k++)
 		sum += spread_count[k];
 	printf("spread %ld\n", sum);
@@ -284,7 +291,7 @@ static void *many_worker(void *arg)
 
 static int many_main(int nthreads)
 {
-	pthread_t t[64], h;
+	pthread_t h;
 	int bad = 0;
 
 	for (int k = 0; k < NMANY; k++)
@@ -304,10 +311,7 @@ static int many_main(int nthreads)
 			sched_yield();
 	}
 	pthread_join(h, NULL);
-	for (long i = 0; i < nthreads; i++)
-		pthread_create(&t[i], NULL, many_worker, (void *)i);
-	for (int i = 0; i < nthreads; i++)
-		pthread_join(t[i], NULL);
+	run_workers(many_worker, nthreads);
 	for (int k = 0; k < NMANY; k++)
 		bad |= many_count[k] != 2 + nthreads * iters * (k % 5 + 1);
 	printf("many %p %zu %d\n", (void *)&many[0], sizeof(many[0]), NMANY);

@@ -256,10 +256,7 @@ static __thread uint8_t tp_spin_shift __attribute__((tls_model("initial-exec")))
  * spins on a running owner, and if the owner was preempted or yields
  * without the hint it sleeps with SLEEPER set, which tells later
  * arrivals to sleep too; under SERIAL nothing tells them, and each spins
- * its whole serial-lock spin.  16 threads taking two TP mutexes in
- * process, lock, sched_yield(), unlock, no hint: 175-221 k ops/s with
- * SERIAL whenever serial == 2, 232-248 k with the serial lock always
- * released at once, 261-268 k with this rule.  The models check the
+ * its whole serial-lock spin.  The models check the
  * protocol wherever it may run: they keep the lock whenever serial == 2.
  */
 static inline bool keep_serial(qlock_tp_mutex_t *m, bool off_cpu)
@@ -284,11 +281,9 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 {
 	/* The clock is read only once the word is found held (t0, and
 	 * the start of the spin budget) and, after a sleep, at the next
-	 * look that finds it held (`restart`).  Reading it on entry and
-	 * on waking as well made three reads of a typical hand-over
-	 * where holders yield (the woken top waiter finds the word
-	 * free): 5 % of the drop-in's user-mode samples under sysbench
-	 * threads. */
+	 * look that finds it held (`restart`): a woken top waiter that
+	 * finds the word free, the usual hand-over where holders yield,
+	 * takes it without a clock read. */
 	uint64_t t0 = 0, now = 0, spin_until = 0;
 	uint64_t budget = tp_spin_budget();
 	uint32_t last_owner = 0, changes = 0, nsleep = 0, iter = 0;

@@ -182,6 +182,11 @@ cond_sleep(uint32_t *w, uint32_t val, bool shared, clockid_t clk,
  * pending; else consume one pending waiter (all), bump seq and wake. */
 static void cond_wake_pending(struct qcv *q, int nr, bool shared)
 {
+	/* Acquire: pairs with a waiter's registering RMW (fully ordered),
+	 * which comes before its mutex unlock: a signaller that changed
+	 * the predicate under the mutex after that unlock sees the waiter
+	 * pending.  The CAS below is fully ordered too (the seq bump before
+	 * the FUTEX_WAKE, against the waiter's sleep on seq). */
 	uint64_t v = qa_read_acquire(&q->sw), n;
 
 	do {

@@ -399,12 +399,8 @@ static inline bool rw_rdlock_fast(pthread_rwlock_t *r)
 	return true;
 }
 
-static inline bool rw_wrlock_fast(pthread_rwlock_t *r)
+static inline bool rw_wrlock_fast_alg(struct qrw *q)
 {
-	struct qrw *q = QRW(r);
-
-	if (!rw_fast_ok(q))
-		return false;
 #ifdef SHIM_WITH_QRWLOCK
 	if (shim_ralg == RALG_QRWLOCK) {
 		uint64_t me = self_id_cached(); /* 0: the general path fills it */
@@ -424,6 +420,13 @@ static inline bool rw_wrlock_fast(pthread_rwlock_t *r)
 #else
 	return false;
 #endif
+}
+
+static inline bool rw_wrlock_fast(pthread_rwlock_t *r)
+{
+	struct qrw *q = QRW(r);
+
+	return rw_fast_ok(q) && rw_wrlock_fast_alg(q);
 }
 
 #ifdef SHIM_WITH_QRWLOCK
@@ -447,12 +450,8 @@ static inline bool rw_unlock_fast_qrwlock(struct qrw *q)
 }
 #endif
 
-static inline bool rw_unlock_fast(pthread_rwlock_t *r)
+static inline bool rw_unlock_fast_alg(struct qrw *q)
 {
-	struct qrw *q = QRW(r);
-
-	if (!rw_fast_ok(q))
-		return false;
 #ifdef SHIM_WITH_QRWLOCK
 	if (shim_ralg == RALG_QRWLOCK)
 		return rw_unlock_fast_qrwlock(q);
@@ -483,14 +482,45 @@ static inline bool rw_unlock_fast(pthread_rwlock_t *r)
 #endif
 }
 
+static inline bool rw_unlock_fast(pthread_rwlock_t *r)
+{
+	struct qrw *q = QRW(r);
+
+	return rw_fast_ok(q) && rw_unlock_fast_alg(q);
+}
+
+/*
+ * The same paths while a report counts (shim_stats_on turns the ones
+ * above off; lockdep's checks sit around the general path, so they may
+ * run there too): a process-private rwlock on the qrwlock or the TP
+ * algorithm is still tried and released by the inline fast path, then
+ * counted; a miss takes the general try, so only a lock that is really
+ * held counts as contended.
+ */
+static inline bool rw_counted_fast_ok(const struct qrw *q)
+{
+	return (shim_ralg == RALG_TP || shim_ralg == RALG_QRWLOCK) &&
+	       qa_likely(q->shared == 0);
+}
+
 /* The counted general paths' first tries (entry.h). */
 static inline int rw_rdlock_try(pthread_rwlock_t *r)
 {
+	struct qrw *q = QRW(r);
+
+	if (rw_counted_fast_ok(q) && rw_rdlock_fast_alg(q)) {
+		rd_track(r);
+		return 0;
+	}
 	return rw_rdlock(r, 1, CLOCK_REALTIME, NULL);
 }
 
 static inline int rw_wrlock_try(pthread_rwlock_t *r)
 {
+	struct qrw *q = QRW(r);
+
+	if (rw_counted_fast_ok(q) && rw_wrlock_fast_alg(q))
+		return 0;
 	return rw_wrlock(r, 1, CLOCK_REALTIME, NULL);
 }
 
@@ -508,6 +538,9 @@ static __attribute__((noinline)) int rw_unlock_general(pthread_rwlock_t *r)
 {
 	ready();
 	SHIM_RELEASED(r);
+	if (qa_unlikely(shim_stats_on) && rw_counted_fast_ok(QRW(r)) &&
+	    rw_unlock_fast_alg(QRW(r)))
+		return 0;
 	return rw_unlock(r);
 }
 

@@ -284,8 +284,14 @@ static void pf_thread_exit(void *arg)
 	qa_write_release(&t->tid, 0);
 }
 
-void lockstat_threads_setup(void)
+void lockstat_setup(void)
 {
+	static bool clock_set;
+
+	if (!clock_set) {
+		ticks_setup();
+		clock_set = true;
+	}
 	if (!pf_key_ok)
 		pf_key_ok = pthread_key_create(&pf_key, pf_thread_exit) == 0;
 }
@@ -651,7 +657,7 @@ void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind, const
 void lockstat_waited(const volatile void *lock, enum lockstat_kind kind, const void *pc,
 		     uint64_t t0)
 {
-	uint64_t now = qc_now_ns(), ns = now - t0;
+	uint64_t now = ticks_now(), ns = ticks_ns(t0, now);
 	struct pf_thread *t = pf_thread_get();
 	struct pf_count *c = NULL;
 	struct ls_detail *d = NULL;
@@ -732,7 +738,7 @@ static __attribute__((noinline)) void pf_release_slow(struct pf_thread *t,
 
 	if (!pf_pop(t, lock, &h) || !h.t0 || !h.row)
 		return;
-	pf_pend_add(t, h.row, 0, qc_now_ns() - h.t0, true);
+	pf_pend_add(t, h.row, 0, ticks_ns(h.t0, ticks_now()), true);
 }
 
 void lockstat_release(const volatile void *lock)
@@ -767,7 +773,7 @@ uint64_t lockstat_cond_wait_begin(const volatile void *cond, const volatile void
 	if (!qa_read(&r->first_pc))
 		(void)qa_try_cmpxchg_relaxed(&r->first_pc, &none, (uintptr_t)pc);
 	lockstat_release(mutex);
-	return qc_now_ns();
+	return ticks_now();
 }
 
 /* The mutex is held again here: as for a lock's wait, the thread's own
@@ -775,7 +781,7 @@ uint64_t lockstat_cond_wait_begin(const volatile void *cond, const volatile void
 void lockstat_cond_wait_end(const volatile void *cond, const volatile void *mutex,
 			    const void *pc, uint64_t t0, int err)
 {
-	uint64_t ns = qc_now_ns() - t0;
+	uint64_t ns = ticks_ns(t0, ticks_now());
 	struct pf_thread *t = pf_thread_get();
 	struct pf_count *c = NULL;
 	struct ls_row *r;

@@ -11,7 +11,7 @@
  * uncontended acquisition adds one counter update in the thread's own
  * counters (profile.h, struct pf_count; the lock's row when the thread
  * has no record, or the lock does not keep a counter slot); only a
- * contended one reads the clock (twice), and counts it and its wait in
+ * contended one reads the clock (twice; ticks.h), and counts it and its wait in
  * the same counter.  Nothing is written on a line another thread writes
  * while the lock is held, save for the locks without a counter slot: the
  * counters are added to the rows later (thread exit, report).
@@ -40,7 +40,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/futex.h"
+#include "ticks.h"
 
 enum lockstat_kind {
 	LOCKSTAT_MUTEX,
@@ -55,7 +55,7 @@ enum lockstat_kind {
 extern bool shim_profile_on;
 
 /* Count one acquisition of `lock` made by the call at `pc`, which did not
- * wait, or which waited from t0 (qc_now_ns()) until now. */
+ * wait, or which waited from t0 (ticks_now()) until now. */
 void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind, const void *pc);
 void lockstat_waited(const volatile void *lock, enum lockstat_kind kind, const void *pc,
 		     uint64_t t0);
@@ -91,7 +91,7 @@ void lockstat_report(struct shim_report *out, int top);
 	} else if (err_ == EBUSY) {                                       \
 		if (shim_profile_on)                                      \
 			lockstat_wait_begin((lock), (kind), (pc));        \
-		uint64_t t0_ = qc_now_ns();                               \
+		uint64_t t0_ = ticks_now();                               \
 		err_ = (block_call);                                      \
 		if (shim_profile_on)                                      \
 			lockstat_wait_end();                              \

@@ -626,7 +626,7 @@ void shim_profile_setup(void)
 		pf_json = n > 5 && strcmp(v + n - 5, ".json") == 0;
 	}
 	shim_profile_t0 = qc_now_ns();
-	lockstat_threads_setup();
+	lockstat_setup();
 	qa_write(&shim_profile_on, true);
 	qa_write(&shim_stats_on, true);
 	shim_deadlock_setup(pf_snapshot, pf_describe);

@@ -154,7 +154,7 @@ struct pf_held {
 	uintptr_t lock;
 	uintptr_t pc;
 	struct ls_row *row;
-	uint64_t t0;            /* acquired at (ns), after a wait; 0 = hold not timed */
+	uint64_t t0;            /* acquired at (ticks_now()), after a wait; 0 = hold not timed */
 	uint32_t kind;
 };
 
@@ -199,7 +199,9 @@ struct pf_thread {
 extern struct pf_thread pf_threads[PF_THREADS];
 
 void shim_profile_setup(void);
-void lockstat_threads_setup(void);
+/* The per-thread records and the statistics' clock (ticks.h): once, before
+ * the statistics turn on. */
+void lockstat_setup(void);
 /* Add the threads' pending counts and details to the rows (before a
  * report). */
 void lockstat_flush_counts(void);

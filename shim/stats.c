@@ -83,7 +83,7 @@ void shim_stats_setup(void)
 	v = getenv("QLOCK_STATS");
 	if (!v || !*v || strcmp(v, "0") == 0)
 		return;
-	lockstat_threads_setup();
+	lockstat_setup();
 	qa_write(&shim_stats_on, true);
 	stats_to_stderr = strcmp(v, "1") == 0;
 	if (!stats_to_stderr) {

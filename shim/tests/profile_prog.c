@@ -15,6 +15,10 @@
  *     (the test kills the program).
  *   profile_prog spread [THREADS [ITERS]], many [THREADS [PASSES]]
  *     Mutexes taken in turn (below).
+ *   profile_prog slow
+ *     A waiter blocks on a mutex that main holds through a 50 ms sleep;
+ *     prints the mutex's address and the waiter's own measure of its
+ *     lock call (CLOCK_MONOTONIC, ns), for the report's wait to match.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -23,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
@@ -318,6 +323,52 @@ static int many_main(int nthreads)
 	return bad;
 }
 
+/* ---- slow ----------------------------------------------------------------
+ * main holds `slow` from before the waiter starts until 50 ms after the
+ * waiter sleeps in the kernel for it. */
+
+static pthread_mutex_t slow = PTHREAD_MUTEX_INITIALIZER;
+static pid_t slow_tid;
+static long long slow_ns;
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void *slow_waiter(void *arg)
+{
+	long long t0;
+
+	(void)arg;
+	__atomic_store_n(&slow_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	t0 = mono_ns();
+	pthread_mutex_lock(&slow);
+	slow_ns = mono_ns() - t0;
+	pthread_mutex_unlock(&slow);
+	return NULL;
+}
+
+static int slow_main(void)
+{
+	struct timespec ms50 = { 0, 50 * 1000 * 1000 };
+	pthread_t t;
+	pid_t tid;
+
+	pthread_mutex_lock(&slow);
+	pthread_create(&t, NULL, slow_waiter, NULL);
+	while (!(tid = __atomic_load_n(&slow_tid, __ATOMIC_ACQUIRE)) || !asleep(tid))
+		usleep(1000);
+	nanosleep(&ms50, NULL);
+	pthread_mutex_unlock(&slow);
+	pthread_join(t, NULL);
+	printf("slow %p %lld\n", (void *)&slow, slow_ns);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "many") == 0) {
@@ -346,7 +397,9 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "abba") == 0)
 		return abba_main();
+	if (argc > 1 && strcmp(argv[1], "slow") == 0)
+		return slow_main();
 	fprintf(stderr, "usage: profile_prog hot [THREADS [ITERS]] | abba | spread [THREADS [ITERS]]"
-		" | many [THREADS [PASSES]]\n");
+		" | many [THREADS [PASSES]] | slow\n");
 	return 2;
 }

@@ -5,8 +5,9 @@
  *
  * Word encoding (m->val, the futex word, as in the series):
  *	bits 0-28  owner thread id (gettid()), 0 = no owner
- *	bit 29     SERIAL: the owner still holds the serial lock below,
- *	           which it took as top waiter; its unlock releases it
+ *	bit 29     SERIAL: the owner holds the serial lock below, which
+ *	           it kept from its turn as top waiter, or which the top
+ *	           waiter gave it (requeue_for()); its unlock releases it
  *	           (slow path)
  *	bit 30     SLEEPER: the top waiter sleeps on the word (or is about
  *	           to); the unlock that clears it makes a FUTEX_WAKE (the
@@ -37,6 +38,11 @@
  *	                               it found serial == 2 (others may sleep
  *	                               on it) and had seen the owner off the
  *	                               CPU (keep_serial())
+ *	owner        -> owner|SERIAL   top waiter that gives the serial lock
+ *	                               to an owner off the CPU and queues on
+ *	                               it again instead of sleeping on the
+ *	                               word (a bare owner word only;
+ *	                               requeue_for())
  *	owner        -> owner|W        top waiter before sleeping or asking for
  *	                               hand-off (W is only ever the top
  *	                               waiter's, so its acquisition drops it)
@@ -87,7 +93,12 @@
  *     wake-up comes from the unlock, after the word's release, and the
  *     woken waiter finds the mutex free.  Arrivals meanwhile spin on
  *     the serial lock (while the owner runs, tp_serial_lock_watch()),
- *     then sleep on it; steals are as before.
+ *     then sleep on it; steals are as before;
+ *   - a top waiter that would sleep on the word for an owner off the CPU
+ *     gives that owner the serial lock (SERIAL) and queues on it again
+ *     (requeue_for()): the unlocks then wake the serial lock's sleepers
+ *     in turn, not one fixed top waiter, whose wake-ups crossed CPUs
+ *     whenever it had last run on another one.
  */
 #ifndef QLOCK_MODEL
 #define _GNU_SOURCE
@@ -270,24 +281,82 @@ static inline bool keep_serial(qlock_tp_mutex_t *m, bool off_cpu)
 }
 
 /*
+ * Requeue rather than sleep on the word?  A top waiter that would sleep
+ * for an owner off the CPU gives the serial lock to that owner instead
+ * (the word goes from a bare `owner` to `owner|SERIAL`, so its unlock
+ * takes the slow path, releases the serial lock and wakes the serial
+ * lock's longest sleeper once the word is free) and queues on the
+ * serial lock again.  Where holders leave the CPU while holding
+ * (sysbench threads: lock, sched_yield(), unlock, and at once lock
+ * again), the woken waiter usually finds the word taken again by the
+ * unlocker.  As the one top waiter sleeping on the word, it was woken by
+ * every unlock until it asked for the hand-off (TP_HANDOFF_SLEEPS
+ * wake-ups) wherever it was: when its last CPU was the other one, each
+ * of those wake-ups sent an interrupt there and preempted whatever ran
+ * there, to fail again (on 2 CPUs, 16 threads, 2 mutexes: half of all
+ * wake-ups crossed CPUs, 1.24-1.35x glibc's CPU time at about its
+ * speed, and 7,300 reschedule interrupts a run against glibc's 1,900).
+ * Queued again behind the other sleepers, it lets the next unlock wake
+ * the next of them, as glibc's mutex wakes the next futex waiter: a
+ * waiter woken on the unlocker's CPU preempts it before it locks again
+ * and takes the mutex there, so the mutex stays with the threads of
+ * one CPU, and a wake-up crosses about as often as glibc's (3,100
+ * reschedule interrupts a run; 1.12x glibc's CPU time, interleaved
+ * rounds with glibc run twice, whose two medians differ by up to 3 %).
+ *
+ * It requeues too for a running owner once an owner was seen off the
+ * CPU during this wait (`off_cpu_before`: while it queued, or as top
+ * waiter), rather than spin on it: such an owner is about to leave the
+ * CPU again (between its lock and its sched_yield()), and a top waiter
+ * on the other CPU, which sees the owner's short yields only now and
+ * then, spun on it and then slept on the word with W|S (the fixed top
+ * waiter again, woken by each unlock), taking the CPU from the owners:
+ * 1.08x glibc's wall time, against 1.01-1.04x with this.
+ *
+ * Only a bare owner word: W or S (ours, set before an earlier sleep)
+ * tell that the owner may be in its slow unlock already, which decided
+ * from the word it read whether to release the serial lock; on a bare
+ * word its fast unlock's cmpxchg fails on SERIAL and it takes the slow
+ * path, or it succeeded first and our cmpxchg fails.  Requeues count as
+ * sleeps towards the hand-off request (TP_HANDOFF_SLEEPS) and the time
+ * the waiter has waited (qc_handoff_ns()) runs on over them, so the
+ * hand-off still bounds the wait.  The models keep the old path (the
+ * owner hint is never set there: tp_owner_off_cpu()).
+ */
+static inline bool requeue_for(uint32_t v, bool off_cpu_before)
+{
+	return v == (v & TID_MASK) && (off_cpu_before || tp_owner_off_cpu(v));
+}
+
+/* What a waiter's turns as top waiter have in common (lock_slow()). */
+struct tp_wait_hist {
+	uint64_t t0;     /* the first look that found the word held */
+	uint32_t nsleep; /* sleeps on the word, and requeues */
+	bool started;    /* t0 is set */
+};
+
+/*
  * The top waiter's loop (caller holds m->serial).  Returns 0 with the
- * mutex held, or ETIMEDOUT.  `queued_off_cpu`: the owner was seen off the
- * CPU while we queued on the serial lock.  *kept: the mutex was taken
- * with SERIAL (the serial lock stays held, for the unlock to release).
+ * mutex held, ETIMEDOUT, or EAGAIN when it gave the serial lock to the
+ * owner and must queue on it again (requeue_for()).  `queued_off_cpu`:
+ * the owner was seen off the CPU while we queued on the serial lock.
+ * *kept: the mutex was taken with SERIAL (the serial lock stays held,
+ * for the unlock to release).
  */
 static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 		      const struct timespec *abs, clockid_t clk,
-		      bool queued_off_cpu, bool *kept)
+		      bool queued_off_cpu, bool *kept,
+		      struct tp_wait_hist *hist)
 {
 	/* The clock is read only once the word is found held (t0, and
 	 * the start of the spin budget) and, after a sleep, at the next
 	 * look that finds it held (`restart`): a woken top waiter that
 	 * finds the word free, the usual hand-over where holders yield,
 	 * takes it without a clock read. */
-	uint64_t t0 = 0, now = 0, spin_until = 0;
+	uint64_t now = 0, spin_until = 0;
 	uint64_t budget = tp_spin_budget();
-	uint32_t last_owner = 0, changes = 0, nsleep = 0, iter = 0;
-	bool started = false, restart = true, off_cpu_seen = false;
+	uint32_t last_owner = 0, changes = 0, iter = 0;
+	bool restart = true, off_cpu_seen = false, slept = false;
 	uint64_t spins = 0;
 	struct tp_poll poll = TP_POLL_INIT;
 	bool ask = false; /* hand-off requested */
@@ -324,9 +393,9 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 				     changes++ < TP_MAX_OWNER_CHANGES;
 
 			now = qc_now_ns();
-			if (!started) {
-				t0 = now;
-				started = true;
+			if (!hist->started) {
+				hist->t0 = now;
+				hist->started = true;
 			}
 			if (restart || renew)
 				spin_until = now + budget;
@@ -339,8 +408,8 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 				ret = ETIMEDOUT;
 				break;
 			}
-			if (!ask && (now - t0 >= qc_handoff_ns() ||
-				     nsleep >= TP_HANDOFF_SLEEPS)) {
+			if (!ask && (now - hist->t0 >= qc_handoff_ns() ||
+				     hist->nsleep >= TP_HANDOFF_SLEEPS)) {
 				/* Stop stealing: the owner's unlock sees W
 				 * (set below) and hands the lock to us. */
 				qa_write(&m->handoff, tid);
@@ -354,20 +423,29 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 		 * A/B maps (docs/tp-locks.md). */
 		if (tp_owner_off_cpu(v & TID_MASK))
 			off_cpu_seen = true;
+		if (!ask && requeue_for(v, queued_off_cpu || off_cpu_seen)) {
+			/* Fully ordered: the serial lock changes hands. */
+			if (qa_cmpxchg(&m->val, v, v | SER) != v)
+				continue;
+			hist->nsleep++;
+			ret = EAGAIN;
+			break;
+		}
 		if (tp_top_wait(&m->val, v, ask,
 				now < spin_until &&
 				!tp_owner_off_cpu(v & TID_MASK),
 				&spins, &poll, abs, clk, CLS, QC_OP_LOCK, NULL,
 				0) == TP_WAIT_AGAIN)
 			continue;
-		nsleep++;
+		hist->nsleep++;
+		slept = true;
 		restart = true; /* and check the deadline at once */
 		changes = 0;
 	}
 	/* Learn from a spin only: a sleep for an owner that said it is off
 	 * the CPU, or for a hand-off, says nothing of the hold times. */
 	if (spins && !off_cpu_seen && !ask)
-		tp_spin_learn(ret == 0 && nsleep == 0);
+		tp_spin_learn(ret == 0 && !slept);
 	if (spins)
 		qc_event_add(CLS, QC_EV_spin, spins);
 	return ret;
@@ -387,13 +465,22 @@ static int lock_slow(qlock_tp_mutex_t *m, bool cond,
 		qc_event_inc(CLS, QC_EV_steal);
 		return 0;
 	}
-	err = tp_serial_lock_watch(&m->serial, &m->nval, abs, clk, CLS,
-				   QC_OP_LOCK, NULL, 0, cond ? 2u : 1u, &watch);
-	if (err) {
-		qc_event_inc(CLS, QC_EV_timeout);
-		return err;
+	struct tp_wait_hist hist = { 0, 0, false };
+
+	for (;;) {
+		err = tp_serial_lock_watch(&m->serial, &m->nval, abs, clk, CLS,
+					   QC_OP_LOCK, NULL, 0, cond ? 2u : 1u,
+					   &watch);
+		if (err) {
+			qc_event_inc(CLS, QC_EV_timeout);
+			return err;
+		}
+		err = top_waiter(m, tid, abs, clk, queued_off_cpu, &kept,
+				 &hist);
+		if (err != EAGAIN)
+			break;
+		/* The serial lock went to the owner (SERIAL): queue again. */
 	}
-	err = top_waiter(m, tid, abs, clk, queued_off_cpu, &kept);
 	if (!kept)
 		tp_serial_unlock(&m->serial, &m->nval, CLS, QC_OP_LOCK);
 	return err;

@@ -5,7 +5,9 @@
  * sched_yield() and the sleeps).  With the default budgets (a 20 us owner
  * spin, a 512-spin serial lock) the top waiter of a held mutex polls many
  * times before it sleeps; with its owner off the CPU it must sleep before
- * its first poll.  Counted in polls (QC_EV_spin), never in time.
+ * its first poll.  Counted in polls (QC_EV_spin), never in time.  And it
+ * sleeps on the serial lock, handed to the owner (SERIAL), not on the
+ * mutex word (tp_mutex.c, top_waiter()).
  */
 #define _GNU_SOURCE
 #include <assert.h>
@@ -43,6 +45,9 @@ static uint64_t event(int c, int ev)
 	return st.ev[ev];
 }
 
+/* The mutex word while the waiter slept (polls_of_one_waiter()). */
+static uint32_t word_asleep;
+
 /* Hold the mutex, let one waiter block on it, release; the polls it made. */
 static uint64_t polls_of_one_waiter(int c, int off_cpu)
 {
@@ -62,6 +67,7 @@ static uint64_t polls_of_one_waiter(int c, int off_cpu)
 		}
 		sched_yield();
 	}
+	word_asleep = __atomic_load_n(&m.val, __ATOMIC_RELAXED);
 	if (off_cpu)
 		qlock_tp_off_cpu_end();
 	qlock_tp_mutex_unlock(&m);
@@ -84,6 +90,13 @@ int main(void)
 	fflush(stdout);
 	assert(on > 0);   /* the spin this test is about exists */
 	assert(off == 0); /* and is skipped for an owner off the CPU */
+	/* It sleeps on the serial lock, which it gave to the owner (SERIAL),
+	 * not on the word (WAITERS|SLEEPER): the unlock's wake-up goes to
+	 * the serial lock's longest sleeper, not to one fixed top waiter. */
+	printf("word while the waiter slept for an owner off the CPU: %#x\n",
+	       (unsigned)word_asleep);
+	assert(word_asleep ==
+	       (qlock_tp_self_tid() | QLOCK_TP_SERIAL));
 	return 0;
 }
 #endif /* QLOCK_NO_LOCK_EVENTS */

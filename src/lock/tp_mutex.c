@@ -320,12 +320,24 @@ static inline bool keep_serial(qlock_tp_mutex_t *m, bool off_cpu)
  * path, or it succeeded first and our cmpxchg fails.  Requeues count as
  * sleeps towards the hand-off request (TP_HANDOFF_SLEEPS) and the time
  * the waiter has waited (qc_handoff_ns()) runs on over them, so the
- * hand-off still bounds the wait.  The models keep the old path (the
- * owner hint is never set there: tp_owner_off_cpu()).
+ * hand-off still bounds the wait.  The models have no owner off the
+ * CPU (tp_owner_off_cpu()): a harness sets tp_model_requeues, the
+ * number of top-waiter turns that requeue (on a bare word) in its run.
  */
+#ifdef QLOCK_MODEL
+static int tp_model_requeues; /* written before the threads start */
+#endif
 static inline bool requeue_for(uint32_t v, bool off_cpu_before)
 {
+#ifdef QLOCK_MODEL
+	(void)off_cpu_before;
+	if (v != (v & TID_MASK) || tp_model_requeues <= 0)
+		return false;
+	tp_model_requeues--;
+	return true;
+#else
 	return v == (v & TID_MASK) && (off_cpu_before || tp_owner_off_cpu(v));
+#endif
 }
 
 /* What a waiter's turns as top waiter have in common (lock_slow()). */

@@ -47,6 +47,15 @@
  *      with no hand-off: the second steals the word the unlock freed
  *      before the woken top waiter takes it (which sleeps again), or
  *      queues behind it
+ *   9  requeue against the unlock (tp_model_requeues 1, no hand-off):
+ *      main holds the mutex, starts a locker and unlocks at once; a top
+ *      waiter that finds main's bare word gives main the serial lock
+ *      (owner -> owner|SERIAL, its cmpxchg racing main's fast unlock)
+ *      and queues on it again; main's unlock, failing on SERIAL, takes
+ *      the slow path, releases the serial lock and the word and wakes
+ *      it; or main's fast unlock comes first and the cmpxchg fails
+ *  10  requeue, ordered: as 9, main unlocking only once the locker sleeps
+ *      on the serial lock it gave away
  * Mutation: the steal's acquire made relaxed.  Wake mutation: the
  * unlock's wake of the sleeping top waiter dropped (variants 0, 6, 7,
  * 8).
@@ -57,10 +66,17 @@
  * Variant 5 with main holding the mutex until the others sleep (as
  * rwsem.c's variant 7) still ran past 150 s.
  *
- * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,6,7,8 mutants=0,1,2,3,4,7,8 wake-mutants=0,6,7,8
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,6,7,8,9,10 mutants=0,1,2,3,4,7,8 wake-mutants=0,6,7,8
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1
+/* Variants 9 and 10 count the threads awake (core/futex.c): a serial
+ * lock that the requeue left held for nobody leaves the locker asleep
+ * for ever, which is otherwise only a blocked execution (a requeue that
+ * does not set SERIAL is caught so, in both). */
+#if defined(MODEL_VARIANT) && MODEL_VARIANT >= 9 && !defined(QC_MODEL_LOST_WAKE_CHECK)
+#define QC_MODEL_LOST_WAKE_CHECK 1
+#endif
 #include "model_core.h"
 
 #include "core/osq.c"
@@ -127,7 +143,8 @@ static void tune(int v)
 	qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 1);
 	qlock_tune_set(QLOCK_TUNE_OWNER_SPIN_NS, v == 2 ? 1000000 : 0);
 	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS,
-		       (v == 0 || v >= 4) && v != 8 ? 0 : 1000000000);
+		       v == 0 || (v >= 4 && v <= 7) ? 0 : 1000000000);
+	tp_model_requeues = v >= 9;
 }
 
 /* Variant 6: main holds the mutex until the two lockers sleep, one on
@@ -139,6 +156,19 @@ static void behind_main(void)
 	model_await_asleep(1);
 	model_spawn(locker, NULL);
 	model_await_asleep(2);
+	critical_section();
+	qlock_tp_mutex_unlock(&m);
+}
+
+/* Variants 9 and 10: main holds the mutex while a locker, as top
+ * waiter, requeues for it (at once, or once it sleeps on the serial
+ * lock it gave main). */
+static void requeue_behind_main(bool ordered)
+{
+	qlock_tp_mutex_lock(&m);
+	model_spawn(locker, NULL);
+	if (ordered)
+		model_await_asleep(1);
 	critical_section();
 	qlock_tp_mutex_unlock(&m);
 }
@@ -158,7 +188,7 @@ static void late_locker(void)
 
 int main(void)
 {
-	for_each_variant(variant, 9) {
+	for_each_variant(variant, 11) {
 		void *(*second)(void *) = variant == 3 ? trylocker :
 					  variant == 4 ? timedlocker : locker;
 
@@ -166,7 +196,11 @@ int main(void)
 		int lockers = (second == locker) + 1 + (variant == 5);
 
 		counter = extra = 0;
-		if (variant == 6 || variant >= 7) {
+		if (variant >= 9) {
+			requeue_behind_main(variant == 10);
+			lockers = 1;
+			extra = 1; /* main's own section */
+		} else if (variant == 6 || variant >= 7) {
 			if (variant == 6)
 				behind_main();
 			else

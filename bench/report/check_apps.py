@@ -101,6 +101,38 @@ def rules():
            abs(p["wait_share"] - 0.05) < 1e-9, "--stats rates: %s" % p)
 
 
+def waits_exactly():
+    """run_once() reaps its program with a blocking wait (none of
+    Popen.wait(timeout)'s 50 ms polling, which rounded wall times up)."""
+    import tempfile
+    calls = []
+
+    class Proc:
+        pid = 0
+
+        def wait(self, timeout=None):
+            calls.append(timeout)
+            return 0
+
+    class Prog:
+        setup = server = figure = check = None
+        discard = False
+
+        @staticmethod
+        def argv(ctx):
+            return ["true"]
+    spawn = ba.spawn
+    ba.spawn = lambda *a, **k: Proc()
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            r = ba.run_once(Prog, {"dir": d}, None, 60)
+    finally:
+        ba.spawn = spawn
+    expect(calls == [None] and r["rc"] == 0 and not r["timeout"],
+           "run_once waits for its program with Popen.wait(%s), want a "
+           "blocking wait (None)" % calls)
+
+
 def report(fixture, out):
     with open(fixture) as f:
         apps = json.load(f)
@@ -166,6 +198,7 @@ def main(argv):
               file=sys.stderr)
         return 2
     rules()
+    waits_exactly()
     report(argv[1], argv[2])
     for f in failures:
         print("FAIL: " + f)

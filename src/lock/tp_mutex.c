@@ -293,16 +293,13 @@ static inline bool keep_serial(qlock_tp_mutex_t *m, bool off_cpu)
  * every unlock until it asked for the hand-off (TP_HANDOFF_SLEEPS
  * wake-ups) wherever it was: when its last CPU was the other one, each
  * of those wake-ups sent an interrupt there and preempted whatever ran
- * there, to fail again (on 2 CPUs, 16 threads, 2 mutexes: half of all
- * wake-ups crossed CPUs, 1.24-1.35x glibc's CPU time at about its
- * speed, and 7,300 reschedule interrupts a run against glibc's 1,900).
- * Queued again behind the other sleepers, it lets the next unlock wake
- * the next of them, as glibc's mutex wakes the next futex waiter: a
- * waiter woken on the unlocker's CPU preempts it before it locks again
- * and takes the mutex there, so the mutex stays with the threads of
- * one CPU, and a wake-up crosses about as often as glibc's (3,100
- * reschedule interrupts a run; 1.12x glibc's CPU time, interleaved
- * rounds with glibc run twice, whose two medians differ by up to 3 %).
+ * there, to fail again (on 2 CPUs, 16 threads, 2 mutexes: about half
+ * of such wake-ups crossed CPUs).  Queued again behind the other
+ * sleepers, it lets the next unlock wake the next of them, as glibc's
+ * mutex wakes the next futex waiter: a waiter woken on the unlocker's
+ * CPU preempts it before it locks again and takes the mutex there, so
+ * the mutex stays with the threads of one CPU (docs/tp-locks.md has
+ * the application suite's figures).
  *
  * It requeues too for a running owner once an owner was seen off the
  * CPU during this wait (`off_cpu_before`: while it queued, or as top
@@ -310,8 +307,7 @@ static inline bool keep_serial(qlock_tp_mutex_t *m, bool off_cpu)
  * CPU again (between its lock and its sched_yield()), and a top waiter
  * on the other CPU, which sees the owner's short yields only now and
  * then, spun on it and then slept on the word with W|S (the fixed top
- * waiter again, woken by each unlock), taking the CPU from the owners:
- * 1.08x glibc's wall time, against 1.01-1.04x with this.
+ * waiter again, woken by each unlock), taking the CPU from the owners.
  *
  * Only a bare owner word: W or S (ours, set before an earlier sleep)
  * tell that the owner may be in its slow unlock already, which decided

@@ -432,7 +432,13 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 		if (tp_owner_off_cpu(v & TID_MASK))
 			off_cpu_seen = true;
 		if (!ask && requeue_for(v, queued_off_cpu || off_cpu_seen)) {
-			/* Fully ordered: the serial lock changes hands. */
+			/* Fully ordered: the serial lock changes hands.
+			 * Our serial-lock section before SERIAL on the word
+			 * (pairs with the word's read that the owner's slow
+			 * unlock makes before it releases the serial lock,
+			 * unlock_slow()); the owner's fast unlock
+			 * cmpxchg on the bare word and ours are ordered on
+			 * the word itself: one of the two fails. */
 			if (qa_cmpxchg(&m->val, v, v | SER) != v)
 				continue;
 			hist->nsleep++;
@@ -529,7 +535,8 @@ QLOCK_API int qlock_tp_mutex_timedlock(qlock_tp_mutex_t *m,
 }
 
 /*
- * `v`: the word as the fast path found it: ours with W, or misuse.  A
+ * `v`: the word as the fast path found it: ours with flags (W, S,
+ * SERIAL), or misuse.  A
  * mutex held by another thread is released once the misuse handler
  * returns (glibc's NORMAL mutex lets any thread unlock it).
  */
@@ -555,9 +562,10 @@ static void unlock_slow(qlock_tp_mutex_t *m, uint32_t v, uint32_t tid)
 	 * free, or stolen, and still holds its request: see top_waiter()). */
 	h = qa_read(&m->handoff) ? qa_xchg(&m->handoff, 0u) : 0u;
 
-	/* The serial lock we kept as top waiter: released before the word
-	 * (no access after it), its sleeper woken after it, so that it
-	 * finds the mutex free. */
+	/* The serial lock we kept as top waiter, or that the top waiter
+	 * gave us (requeue_for()): released before the word (no access
+	 * after it), its sleeper woken after it, so that it finds the mutex
+	 * free. */
 	if (v & SER)
 		serial_wake = tp_serial_release(&m->serial, &m->nval);
 

@@ -3,9 +3,9 @@
  * The statistics' clock: a cheap time stamp for the waits and holds they
  * time, some of it read while the lock is held.  Where the kernel keeps
  * its own time with the TSC (x86-64, clocksource "tsc": invariant and
- * synchronised across CPUs), ticks_now() is one RDTSC, about 10 ns here
- * against the vDSO clock_gettime()'s 22-26 ns, which fences it and scales
- * it; elsewhere it is qc_now_ns().  ticks_ns() turns a difference of two
+ * synchronised across CPUs), ticks_now() is one RDTSC, where the vDSO's
+ * clock_gettime() adds a fence and the scaling to the same instruction;
+ * elsewhere it is qc_now_ns().  ticks_ns() turns a difference of two
  * into nanoseconds with the rate measured at set-up against
  * CLOCK_MONOTONIC.  RDTSC is not ordered against the loads around it, so
  * a stamp may move by the few nanoseconds the CPU runs ahead: nothing a

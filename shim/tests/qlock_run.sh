@@ -60,6 +60,18 @@ esac
 w=$("$work/prefix/bin/qlock-run" "$api" which)
 case $w in qlock*) ok "installed launcher runs on qlock: $w" ;; *) bad "installed: '$w'" ;; esac
 
+# Relative paths: the files are made absolute against the caller's directory
+# (the program may change its own), and a directory is not a file.
+w=$(cd "$work" && "$run" --stats=st.txt -- sh -c 'echo "$QLOCK_STATS"')
+[ "$w" = "$work/st.txt" ] && ok "--stats=st.txt: $w" || bad "--stats=st.txt gave '$w'"
+w=$(cd "$work/prefix" && sh bin/qlock-run --library)
+case $w in /*/lib*/libqlock-pthread.so) ok "sh bin/qlock-run finds $w" ;; *) bad "sh bin/qlock-run: '$w'" ;; esac
+expect "--profile=DIR/" 2 "$run" --profile="$work/" true
+grep -q "a directory, not a file" "$work/err" && ok "--profile=DIR/: message" || bad "--profile=DIR/: message"
+# The launcher forks nothing before it execs the program: a short program
+# would pay for each fork.
+if grep -n '\$(\|`' "$run"; then bad "qlock-run has command substitutions"; else ok "qlock-run forks nothing"; fi
+
 # --stats: exact acquisition counts, the contended lock, on stderr or in a file.
 check_stats() { # label, stats file, contend's stdout
 	st=$1 f=$2 o=$3

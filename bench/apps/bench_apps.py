@@ -784,7 +784,7 @@ def main(argv):
                     help="more qlock-run options for every drop-in column "
                     "(one string, split at spaces; e.g. '--profile=FILE')")
     ap.add_argument("--reps", type=int, default=None,
-                    help="rounds per program (default 9; --quick 2)")
+                    help="rounds per program at most (default 21; --quick 2)")
     ap.add_argument("--min-reps", type=int, default=None,
                     help="rounds run even past the budget (default 5; "
                     "--quick 1)")
@@ -810,7 +810,7 @@ def main(argv):
     py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) \
         else sys.executable
     size = "quick" if args.quick else "default"
-    reps = args.reps or (2 if args.quick else 9)
+    reps = args.reps or (2 if args.quick else 21)
     min_reps = min(reps, args.min_reps or (1 if args.quick else 5))
     budget = args.budget or (150.0 if args.quick else 780.0)
     cols = COLUMNS + (TOOL_COLUMNS if args.tools else []) + \

@@ -14,6 +14,7 @@
 
 #include "lockdep.h"
 #include "lockstat.h"
+#include "profile.h"
 #include "state.h"
 #include "symbolize.h"
 

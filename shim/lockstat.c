@@ -41,11 +41,6 @@ const char *const ls_kind_name[LOCKSTAT_NR_KINDS] = {
 	"mutex", "rwlock-rd", "rwlock-wr", "spin", "cond",
 };
 
-static inline uint64_t ls_hash(uintptr_t key)
-{
-	return (uint64_t)(key >> 3) * 0x9e3779b97f4a7c15ull;
-}
-
 static struct ls_row *ls_row_of(const volatile void *lock, enum lockstat_kind kind,
 				const void *pc)
 {
@@ -159,7 +154,7 @@ static void ls_detail_hold(struct ls_detail *d, uint64_t ns)
 /* ---- threads ------------------------------------------------------------ */
 
 struct pf_thread pf_threads[PF_THREADS];
-static __thread struct pf_thread *pf_self __attribute__((tls_model("initial-exec")));
+__thread struct pf_thread *pf_self __attribute__((tls_model("initial-exec")));
 static bool pf_self_none_left;
 static pthread_key_t pf_key;
 static bool pf_key_ok;
@@ -482,29 +477,6 @@ static inline void pf_pend_add(struct pf_thread *t, struct ls_row *r, uintptr_t 
 	qa_write_release(&p->row, r);
 }
 
-/* t0: the acquisition's time after a wait, which times the hold; 0 = the
- * hold is not timed. */
-static inline void pf_push(struct pf_thread *t, const volatile void *lock, enum lockstat_kind kind,
-			   const void *pc, struct ls_row *r, uint64_t t0)
-{
-	uint32_t d = t->depth;
-	struct pf_held *h;
-
-	if (d >= PF_HELD) {
-		t->lost++;
-		return;
-	}
-	h = &t->held[d];
-	qa_write(&h->lock, (uintptr_t)lock);
-	qa_write(&h->pc, (uintptr_t)pc);
-	qa_write(&h->kind, (uint32_t)kind);
-	qa_write(&h->row, r);
-	qa_write(&h->t0, t0);
-	/* Release: the entry before the depth that covers it (pairs with
-	 * the watchdog's acquire of depth). */
-	qa_write_release(&t->depth, d + 1);
-}
-
 /* Pop the top-most entry of `lock`; false if none. */
 static bool pf_pop(struct pf_thread *t, const volatile void *lock, struct pf_held *out)
 {
@@ -530,14 +502,6 @@ static bool pf_pop(struct pf_thread *t, const volatile void *lock, struct pf_hel
 }
 
 /* ---- the hooks ---------------------------------------------------------- */
-
-/* The ways of set s that hold key, one bit each. */
-_Static_assert(PF_WAYS == 4, "pf_ways_of() compares 4 ways");
-static inline unsigned pf_ways_of(const struct pf_set *s, uintptr_t key)
-{
-	return (unsigned)(s->key[0] == key) | (unsigned)(s->key[1] == key) << 1 |
-	       (unsigned)(s->key[2] == key) << 2 | (unsigned)(s->key[3] == key) << 3;
-}
 
 /* pf_count_add()'s lock has no slot in its set: count it on its row, or
  * give it a slot: a free one, or else (every PF_COUNT_MISSES misses) the
@@ -586,25 +550,6 @@ static __attribute__((noinline)) int pf_count_miss(struct pf_thread *t, unsigned
 	return (int)i;
 }
 
-/* Count an acquisition in the thread's slot for the lock if it has one,
- * and return the slot's index; else -1 and *set: the lock's set. */
-static inline int pf_count_hit(struct pf_thread *t, const volatile void *lock,
-			       enum lockstat_kind kind, unsigned *set)
-{
-	uintptr_t key = ls_key(lock, kind);
-	unsigned i = (unsigned)(ls_hash(key) >> (64 - PF_SET_BITS));
-	struct pf_set *s = &t->sets[i];
-	/* The way, or PF_WAYS for none: one branch, whichever way it is. */
-	unsigned w = (unsigned)qa_ctz64(pf_ways_of(s, key) | 1u << PF_WAYS);
-
-	*set = i;
-	if (qa_likely(w < PF_WAYS)) {
-		qa_stat_add(&s->n[w], 1); /* ours alone; a report reads it */
-		return (int)(i * PF_WAYS + w);
-	}
-	return -1;
-}
-
 /* Count an acquisition in the thread's slot for the lock, whose index it
  * returns (-1: counted on the row; *row is then the lock's row, else
  * unset: the slot's). */
@@ -617,9 +562,8 @@ static inline int pf_count_add(struct pf_thread *t, const volatile void *lock,
 	return qa_likely(i >= 0) ? i : pf_count_miss(t, set, lock, kind, pc, row);
 }
 
-/* lockstat_acquired() without a record or a slot. */
-static __attribute__((noinline)) void pf_acquired_slow(const volatile void *lock,
-							enum lockstat_kind kind, const void *pc)
+/* lockstat_acquired() without a record or a slot (profile.h). */
+void lockstat_acquired_slow(const volatile void *lock, enum lockstat_kind kind, const void *pc)
 {
 	struct pf_thread *t = pf_thread_get();
 	struct ls_row *r;
@@ -632,20 +576,6 @@ static __attribute__((noinline)) void pf_acquired_slow(const volatile void *lock
 	(void)pf_count_add(t, lock, kind, pc, &r);
 	if (shim_profile_on)
 		pf_push(t, lock, kind, pc, NULL, 0);
-}
-
-void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind, const void *pc)
-{
-	struct pf_thread *t = pf_self;
-	unsigned set;
-
-	if (qa_likely(t != NULL) && qa_likely(pf_count_hit(t, lock, kind, &set) >= 0)) {
-		/* The hold is not timed: no row needed at its release. */
-		if (shim_profile_on)
-			pf_push(t, lock, kind, pc, NULL, 0);
-		return;
-	}
-	pf_acquired_slow(lock, kind, pc);
 }
 
 /*
@@ -730,35 +660,14 @@ void lockstat_wait_end(void)
 }
 
 /* lockstat_release() of a lock that is not the top of the held-lock
- * stack, or whose hold is timed. */
-static __attribute__((noinline)) void pf_release_slow(struct pf_thread *t,
-						       const volatile void *lock)
+ * stack, or whose hold is timed (profile.h). */
+void lockstat_release_slow(struct pf_thread *t, const volatile void *lock)
 {
 	struct pf_held h;
 
 	if (!pf_pop(t, lock, &h) || !h.t0 || !h.row)
 		return;
 	pf_pend_add(t, h.row, 0, ticks_ns(h.t0, ticks_now()), true);
-}
-
-void lockstat_release(const volatile void *lock)
-{
-	struct pf_thread *t;
-
-	if (!shim_profile_on || !(t = pf_self))
-		return;
-	/* The usual case: the lock last taken, its hold not timed. */
-	uint32_t d = t->depth;
-
-	if (qa_likely(d != 0)) {
-		const struct pf_held *top = &t->held[d - 1];
-
-		if (qa_likely(top->lock == (uintptr_t)lock && !top->t0)) {
-			qa_write_release(&t->depth, d - 1);
-			return;
-		}
-	}
-	pf_release_slow(t, lock);
 }
 
 /* ---- condition variables (profile) ---------------------------------- */

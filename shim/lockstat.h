@@ -54,16 +54,16 @@ enum lockstat_kind {
 /* Profile mode (QLOCK_PROFILE): details, held-lock stacks, condvars. */
 extern bool shim_profile_on;
 
-/* Count one acquisition of `lock` made by the call at `pc`, which did not
- * wait, or which waited from t0 (ticks_now()) until now. */
-void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind, const void *pc);
+/* Count one acquisition of `lock` made by the call at `pc`, which waited
+ * from t0 (ticks_now()) until now; one that did not wait:
+ * lockstat_acquired() (inline, profile.h). */
 void lockstat_waited(const volatile void *lock, enum lockstat_kind kind, const void *pc,
 		     uint64_t t0);
 /* Profile: this thread is about to block for `lock`, and is done. */
 void lockstat_wait_begin(const volatile void *lock, enum lockstat_kind kind, const void *pc);
 void lockstat_wait_end(void);
-/* An unlock of `lock` by this thread, before the lock is released. */
-void lockstat_release(const volatile void *lock);
+/* An unlock of `lock` by this thread, before the lock is released:
+ * lockstat_release() (inline, profile.h). */
 
 /* Condition variables (profile): a wait on `cond` with `mutex` from the
  * call at pc, which returned err; a signal or broadcast. */
@@ -77,29 +77,6 @@ void lockstat_cond_wake(const volatile void *cond, bool broadcast, const void *p
  * to the QLOCK_STATS report (shim_stats_format()). */
 struct shim_report;
 void lockstat_report(struct shim_report *out, int top);
-
-/*
- * Acquire through `try_call`, and when that reports EBUSY through
- * `block_call`, timing the wait; record the acquisition, made by the call
- * at `pc`, if one succeeded.  Evaluates to the error code of the call
- * that decided.
- */
-#define LOCKSTAT_ACQUIRE(lock, kind, pc, try_call, block_call) __extension__({ \
-	int err_ = (try_call);                                            \
-	if (qa_likely(err_ == 0)) {                                       \
-		lockstat_acquired((lock), (kind), (pc));                  \
-	} else if (err_ == EBUSY) {                                       \
-		if (shim_profile_on)                                      \
-			lockstat_wait_begin((lock), (kind), (pc));        \
-		uint64_t t0_ = ticks_now();                               \
-		err_ = (block_call);                                      \
-		if (shim_profile_on)                                      \
-			lockstat_wait_end();                              \
-		if (err_ == 0)                                            \
-			lockstat_waited((lock), (kind), (pc), t0_);       \
-	}                                                                 \
-	err_;                                                             \
-})
 
 /* A condition variable wait `call` on cond with mutex, counted. */
 #define LOCKSTAT_COND_WAIT(cond, mutex, pc, call) __extension__({          \

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/atomic.h"
 #include "lockstat.h"
 
 #define LS_BITS 14
@@ -197,6 +198,138 @@ struct pf_thread {
 	struct pf_detail details[PF_DETAILS];
 } __attribute__((aligned(64))); /* no line shared with another thread's */
 extern struct pf_thread pf_threads[PF_THREADS];
+
+/* ---- the hooks' inline paths (entry.h) ------------------------------------
+ * An acquisition that did not wait and a release are the calls every lock
+ * operation makes while the statistics are on: their usual cases (a lock
+ * with a counter slot in the thread's record; the release of the lock the
+ * thread took last, its hold not timed) are inline here, so that they cost
+ * the lock call no further call.
+ */
+extern __thread struct pf_thread *pf_self __attribute__((tls_model("initial-exec")));
+
+static inline uint64_t ls_hash(uintptr_t key)
+{
+	return (uint64_t)(key >> 3) * 0x9e3779b97f4a7c15ull;
+}
+
+/* The ways of set s that hold key, one bit each. */
+_Static_assert(PF_WAYS == 4, "pf_ways_of() compares 4 ways");
+static inline unsigned pf_ways_of(const struct pf_set *s, uintptr_t key)
+{
+	return (unsigned)(s->key[0] == key) | (unsigned)(s->key[1] == key) << 1 |
+	       (unsigned)(s->key[2] == key) << 2 | (unsigned)(s->key[3] == key) << 3;
+}
+
+/* Count an acquisition in the thread's slot for the lock if it has one,
+ * and return the slot's index; else -1 and *set: the lock's set. */
+static inline int pf_count_hit(struct pf_thread *t, const volatile void *lock,
+			       enum lockstat_kind kind, unsigned *set)
+{
+	uintptr_t key = ls_key(lock, kind);
+	unsigned i = (unsigned)(ls_hash(key) >> (64 - PF_SET_BITS));
+	struct pf_set *s = &t->sets[i];
+	/* The way, or PF_WAYS for none: one branch, whichever way it is. */
+	unsigned w = (unsigned)qa_ctz64(pf_ways_of(s, key) | 1u << PF_WAYS);
+
+	*set = i;
+	if (qa_likely(w < PF_WAYS)) {
+		qa_stat_add(&s->n[w], 1); /* ours alone; a report reads it */
+		return (int)(i * PF_WAYS + w);
+	}
+	return -1;
+}
+
+/* t0: the acquisition's time after a wait, which times the hold; 0 = the
+ * hold is not timed. */
+static inline void pf_push(struct pf_thread *t, const volatile void *lock, enum lockstat_kind kind,
+			   const void *pc, struct ls_row *r, uint64_t t0)
+{
+	uint32_t d = t->depth;
+	struct pf_held *h;
+
+	if (d >= PF_HELD) {
+		t->lost++;
+		return;
+	}
+	h = &t->held[d];
+	qa_write(&h->lock, (uintptr_t)lock);
+	qa_write(&h->pc, (uintptr_t)pc);
+	qa_write(&h->kind, (uint32_t)kind);
+	qa_write(&h->row, r);
+	qa_write(&h->t0, t0);
+	/* Release: the entry before the depth that covers it (pairs with
+	 * the watchdog's acquire of depth). */
+	qa_write_release(&t->depth, d + 1);
+}
+
+void lockstat_acquired_slow(const volatile void *lock, enum lockstat_kind kind,
+			    const void *pc);
+void lockstat_release_slow(struct pf_thread *t, const volatile void *lock);
+
+/* Count one acquisition of `lock`, made by the call at `pc`, that did not
+ * wait (and, profiling, push it on the held-lock stack). */
+static inline void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind,
+				     const void *pc)
+{
+	struct pf_thread *t = pf_self;
+	unsigned set;
+
+	if (qa_likely(t != NULL) && qa_likely(pf_count_hit(t, lock, kind, &set) >= 0)) {
+		/* The hold is not timed: no row needed at its release. */
+		if (shim_profile_on)
+			pf_push(t, lock, kind, pc, NULL, 0);
+		return;
+	}
+	lockstat_acquired_slow(lock, kind, pc);
+}
+
+/* An unlock of `lock` by this thread, before the lock is released. */
+static inline void lockstat_release(const volatile void *lock)
+{
+	struct pf_thread *t;
+
+	if (!shim_profile_on || !(t = pf_self))
+		return;
+	/* The usual case: the lock last taken, its hold not timed. */
+	uint32_t d = t->depth;
+
+	if (qa_likely(d != 0)) {
+		const struct pf_held *top = &t->held[d - 1];
+
+		if (qa_likely(top->lock == (uintptr_t)lock && !top->t0)) {
+			/* Release: pairs with the watchdog's acquire of
+			 * depth, as in pf_push(). */
+			qa_write_release(&t->depth, d - 1);
+			return;
+		}
+	}
+	lockstat_release_slow(t, lock);
+}
+
+/*
+ * Acquire through `try_call`, and when that reports EBUSY through
+ * `block_call`, timing the wait; record the acquisition, made by the call
+ * at `pc`, if one succeeded.  Evaluates to the error code of the call
+ * that decided.
+ */
+#define LOCKSTAT_ACQUIRE(lock, kind, pc, try_call, block_call) __extension__({ \
+	int err_ = (try_call);                                            \
+	if (qa_likely(err_ == 0)) {                                       \
+		lockstat_acquired((lock), (kind), (pc));                  \
+	} else if (err_ == EBUSY) {                                       \
+		if (shim_profile_on)                                      \
+			lockstat_wait_begin((lock), (kind), (pc));        \
+		uint64_t t0_ = ticks_now();                               \
+		err_ = (block_call);                                      \
+		if (shim_profile_on)                                      \
+			lockstat_wait_end();                              \
+		if (err_ == 0)                                            \
+			lockstat_waited((lock), (kind), (pc), t0_);       \
+	}                                                                 \
+	err_;                                                             \
+})
+
 
 void shim_profile_setup(void);
 /* The per-thread records and the statistics' clock (ticks.h): once, before

@@ -28,8 +28,8 @@
 extern bool ticks_tsc;
 extern uint64_t ticks_mult;
 
-/* Decide the clock (and measure the TSC's rate: about 1 ms); call once,
- * before any stamp is taken. */
+/* Decide the clock (and measure the TSC's rate: a 50 us spin); call
+ * once, before any stamp is taken. */
 void ticks_setup(void);
 
 static inline uint64_t ticks_now(void)

@@ -41,6 +41,36 @@ const char *const ls_kind_name[LOCKSTAT_NR_KINDS] = {
 	"mutex", "rwlock-rd", "rwlock-wr", "spin", "cond",
 };
 
+/*
+ * The rows claimed so far, and the thread records: the reports visit only
+ * these.  The table and the records are zero pages until used (20 MiB),
+ * and a scan of them all faulted in a page per record and per 64 rows,
+ * about 1.3 ms at the exit of every process reported on.  A row is
+ * claimed once and never freed, so LS_SLOTS entries hold every claim.
+ */
+static uint32_t ls_used[LS_SLOTS]; /* row index + 1; 0: being written */
+static uint32_t ls_nused;
+uint32_t pf_threads_used;
+
+static void ls_note_used(unsigned i)
+{
+	uint32_t k = qa_fetch_add(&ls_nused, 1u);
+
+	qa_write(&ls_used[k], i + 1);
+}
+
+unsigned ls_rows_used(void)
+{
+	return qa_read(&ls_nused);
+}
+
+struct ls_row *ls_row_used(unsigned k)
+{
+	uint32_t i = qa_read(&ls_used[k]);
+
+	return i ? &ls_table[i - 1] : NULL;
+}
+
 static struct ls_row *ls_row_of(const volatile void *lock, enum lockstat_kind kind,
 				const void *pc)
 {
@@ -53,6 +83,7 @@ static struct ls_row *ls_row_of(const volatile void *lock, enum lockstat_kind ki
 
 		if (cur == 0 && qa_try_cmpxchg_relaxed(&r->key, &cur, key)) {
 			qa_write(&r->first_pc, (uintptr_t)pc);
+			ls_note_used(i);
 			return r;
 		}
 		if (cur == key)
@@ -239,7 +270,9 @@ static void pf_pend_flush(struct pf_thread *t);
 
 void lockstat_flush_counts(void)
 {
-	for (int i = 0; i < PF_THREADS; i++) {
+	uint32_t used = qa_read_acquire(&pf_threads_used);
+
+	for (uint32_t i = 0; i < used; i++) {
 		struct pf_thread *t = &pf_threads[i];
 
 		if (!qa_read_acquire(&t->tid))
@@ -302,6 +335,13 @@ static __attribute__((noinline)) struct pf_thread *pf_thread_claim(void)
 		int32_t cur = qa_read(&pf_threads[i].tid);
 
 		if (cur == 0 && qa_try_cmpxchg_acquire(&pf_threads[i].tid, &cur, tid)) {
+			uint32_t hw = qa_read(&pf_threads_used);
+
+			/* Release: the claim before the mark that covers it
+			 * (pairs with the acquire of the reports' loops). */
+			while (hw < (uint32_t)i + 1 &&
+			       !qa_try_cmpxchg_release(&pf_threads_used, &hw, (uint32_t)i + 1))
+				;
 			t = &pf_threads[i];
 			break;
 		}
@@ -790,9 +830,9 @@ void lockstat_report(struct shim_report *out, int top)
 	int n = 0;
 
 	memset(kinds, 0, sizeof(kinds));
-	for (int i = 0; i < LS_SLOTS; i++) {
-		const struct ls_row *r = &ls_table[i];
-		uintptr_t key = qa_read(&r->key);
+	for (unsigned k = 0, nk = ls_rows_used(); k < nk; k++) {
+		const struct ls_row *r = ls_row_used(k);
+		uintptr_t key = r ? qa_read(&r->key) : 0;
 
 		if (!key || ls_key_kind(key) == LOCKSTAT_COND)
 			continue;

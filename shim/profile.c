@@ -119,9 +119,12 @@ static unsigned gather(struct pf_lock *locks, unsigned *nconds)
 	unsigned nrows = 0, nl = 0, nc = 0;
 	static struct pf_lock conds[LS_SLOTS];
 
-	for (int i = 0; i < LS_SLOTS; i++)
-		if (qa_read(&ls_table[i].key))
-			rows[nrows++] = &ls_table[i];
+	for (unsigned k = 0, nk = ls_rows_used(); k < nk; k++) {
+		const struct ls_row *r = ls_row_used(k);
+
+		if (r && qa_read(&r->key))
+			rows[nrows++] = r;
+	}
 	qsort(rows, nrows, sizeof(rows[0]), by_addr);
 	for (unsigned i = 0; i < nrows; i++) {
 		const struct ls_row *r = rows[i];
@@ -559,7 +562,9 @@ static unsigned pf_snapshot(struct dl_view *v, unsigned max)
 {
 	unsigned n = 0;
 
-	for (int i = 0; i < PF_THREADS && n < max; i++) {
+	uint32_t used = qa_read_acquire(&pf_threads_used);
+
+	for (uint32_t i = 0; i < used && n < max; i++) {
 		struct pf_thread *t = &pf_threads[i];
 		struct dl_view *o = &v[n];
 		int32_t tid = qa_read_acquire(&t->tid);

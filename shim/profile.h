@@ -90,6 +90,10 @@ extern uint64_t ls_detail_lost;
 
 /* The row of a lock, if it has one. */
 struct ls_row *ls_find(const volatile void *lock, enum lockstat_kind kind);
+/* The rows claimed so far, in the order of their claims: row k of
+ * ls_rows_used() is ls_row_used(k) (NULL while its claim is written). */
+unsigned ls_rows_used(void);
+struct ls_row *ls_row_used(unsigned k);
 
 /* ---- threads ------------------------------------------------------------ */
 
@@ -198,6 +202,9 @@ struct pf_thread {
 	struct pf_detail details[PF_DETAILS];
 } __attribute__((aligned(64))); /* no line shared with another thread's */
 extern struct pf_thread pf_threads[PF_THREADS];
+/* Every record claimed so far is below this index (read it with
+ * acquire: the claims before it are then seen). */
+extern uint32_t pf_threads_used;
 
 /* ---- the hooks' inline paths (entry.h) ------------------------------------
  * An acquisition that did not wait and a release are the calls every lock

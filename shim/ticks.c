@@ -75,13 +75,17 @@ void ticks_setup(void)
 		return;
 	/* Both clocks run between the two pairs, however long the thread
 	 * is off the CPU there: only the pairs' tightness limits the
-	 * rate's error, a few ns in TICKS_CALIBRATE_NS (under 0.02 %).  A
-	 * short spin, not a sleep: every process started with the
-	 * statistics on pays for it (a 1 ms sleep took 1.4 ms). */
+	 * rate's error, typically a few ns in TICKS_CALIBRATE_NS (under
+	 * 0.02 %).  A short spin, not a sleep: every process started with
+	 * the statistics on pays for it (a 1 ms sleep costs 1.4 ms).  The
+	 * spin also ends after as many TSC cycles as 20 GHz would make in
+	 * that time, so a monotonic clock that does not advance (a faked
+	 * or failing clock_gettime()) cannot hold it: the rate check
+	 * below then refuses the TSC. */
 	tsc_pair(&c0, &n0);
 	do
 		tsc_pair(&c1, &n1);
-	while (n1 - n0 < TICKS_CALIBRATE_NS);
+	while (n1 - n0 < TICKS_CALIBRATE_NS && c1 - c0 < 20ull * TICKS_CALIBRATE_NS);
 	/* A rate outside 0.05-20 GHz means a TSC not worth trusting. */
 	if (c1 <= c0 || n1 <= n0)
 		return;

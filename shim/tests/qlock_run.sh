@@ -3,9 +3,9 @@
 # qlock-run, the launcher: options reach the shim, the exit status passes
 # through, missing programs and libraries are clear errors, it finds the
 # library when installed, and --stats reports exact per-lock counts.
-#   qlock_run.sh BUILD_DIR CONTEND_PROGRAM API_PROGRAM
+#   qlock_run.sh BUILD_DIR CONTEND_PROGRAM API_PROGRAM FROZEN_CLOCK_LIBRARY
 set -u
-build=$1 contend=$2 api=$3
+build=$1 contend=$2 api=$3 frozen=$4
 run=$build/shim/qlock-run
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -64,14 +64,26 @@ case $w in qlock*) ok "installed launcher runs on qlock: $w" ;; *) bad "installe
 # (the program may change its own), and a directory is not a file.
 w=$(cd "$work" && "$run" --stats=st.txt -- sh -c 'echo "$QLOCK_STATS"')
 [ "$w" = "$work/st.txt" ] && ok "--stats=st.txt: $w" || bad "--stats=st.txt gave '$w'"
-w=$(cd "$work/prefix" && sh bin/qlock-run --library)
-case $w in /*/lib*/libqlock-pthread.so) ok "sh bin/qlock-run finds $w" ;; *) bad "sh bin/qlock-run: '$w'" ;; esac
+# The installed launcher however it is called: a relative path, a PATH
+# entry with a trailing slash (dash then gives $0 as bin//qlock-run), a
+# path through bin/. or from a directory below bin/.
+mkdir -p "$work/prefix/bin/sub"
+for how in "cd '$work/prefix' && sh bin/qlock-run --library" \
+	"PATH='$work/prefix/bin/':\$PATH sh -c 'qlock-run --library'" \
+	"sh '$work/prefix/bin//qlock-run' --library" \
+	"sh '$work/prefix/bin/./qlock-run' --library" \
+	"cd '$work/prefix/bin/sub' && sh ../qlock-run --library"; do
+	w=$(sh -c "$how" 2>&1)
+	if [ -f "$w" ]; then ok "finds the library: $how"; else bad "$how: '$w'"; fi
+done
 expect "--profile=DIR/" 2 "$run" --profile="$work/" true
 grep -q "a directory, not a file" "$work/err" && ok "--profile=DIR/: message" || bad "--profile=DIR/: message"
+expect "--stats=DIR" 2 "$run" --stats="$work" true
+grep -q "a directory, not a file" "$work/err" && ok "--stats=DIR: message" || bad "--stats=DIR: message"
 # A report at exit visits only the lock rows and thread records in use:
 # the rest (20 MiB of zero pages) stays unmapped, so a short program's
-# exit is not slowed by page faults (1,300 of them when every record and
-# row was visited).
+# exit is not slowed by page faults (1,300 of them if every record and row
+# were visited).
 if command -v python3 >/dev/null 2>&1; then
 	minflt() { python3 -c 'import resource, subprocess, sys
 subprocess.run(sys.argv[1:], check=True)
@@ -88,6 +100,13 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt)' "$@"; }
 else
 	ok "page faults of the report: no python3, not checked"
 fi
+
+# A CLOCK_MONOTONIC that does not advance (a faked or failing clock) must
+# not hold the statistics' set-up, which measures the TSC against it.
+LD_PRELOAD=$frozen timeout 20 "$run" --stats="$work/fz.txt" -- true
+st=$?
+[ $st -eq 0 ] && ok "--stats with a frozen clock starts (exit 0)" ||
+	bad "--stats with a frozen clock: exit $st (124: hung in the clock's set-up)"
 
 # The launcher forks nothing before it execs the program: a short program
 # would pay for each fork.

@@ -44,9 +44,12 @@ const char *const ls_kind_name[LOCKSTAT_NR_KINDS] = {
 /*
  * The rows claimed so far, and the thread records: the reports visit only
  * these.  The table and the records are zero pages until used (20 MiB),
- * and a scan of them all faulted in a page per record and per 64 rows,
- * about 1.3 ms at the exit of every process reported on.  A row is
- * claimed once and never freed, so LS_SLOTS entries hold every claim.
+ * and a scan of them all would fault in a page per record and per 64
+ * rows, about 1.3 ms at the exit of every process reported on.  A row is
+ * claimed once and never freed (a key is never 0), so LS_SLOTS entries
+ * hold every claim.  A fork() by another thread between a row's claim and
+ * its entry here leaves that row out of the child's reports (a few
+ * instructions' window; the child still counts on it).
  */
 static uint32_t ls_used[LS_SLOTS]; /* row index + 1; 0: being written */
 static uint32_t ls_nused;
@@ -56,17 +59,22 @@ static void ls_note_used(unsigned i)
 {
 	uint32_t k = qa_fetch_add(&ls_nused, 1u);
 
-	qa_write(&ls_used[k], i + 1);
+	/* Release: the row's key and first call site before its entry
+	 * (pairs with the acquire in ls_row_used()). */
+	if (k < LS_SLOTS)
+		qa_write_release(&ls_used[k], i + 1);
 }
 
 unsigned ls_rows_used(void)
 {
-	return qa_read(&ls_nused);
+	uint32_t n = qa_read(&ls_nused);
+
+	return n < LS_SLOTS ? n : LS_SLOTS;
 }
 
 struct ls_row *ls_row_used(unsigned k)
 {
-	uint32_t i = qa_read(&ls_used[k]);
+	uint32_t i = qa_read_acquire(&ls_used[k]);
 
 	return i ? &ls_table[i - 1] : NULL;
 }

@@ -55,15 +55,14 @@ enum lockstat_kind {
 extern bool shim_profile_on;
 
 /* Count one acquisition of `lock` made by the call at `pc`, which waited
- * from t0 (ticks_now()) until now; one that did not wait:
- * lockstat_acquired() (inline, profile.h). */
+ * from t0 (ticks_now()) until now.  The hooks of an acquisition that did
+ * not wait and of an unlock (before the lock is released) are inline in
+ * profile.h: lockstat_acquired(), lockstat_release(). */
 void lockstat_waited(const volatile void *lock, enum lockstat_kind kind, const void *pc,
 		     uint64_t t0);
 /* Profile: this thread is about to block for `lock`, and is done. */
 void lockstat_wait_begin(const volatile void *lock, enum lockstat_kind kind, const void *pc);
 void lockstat_wait_end(void);
-/* An unlock of `lock` by this thread, before the lock is released:
- * lockstat_release() (inline, profile.h). */
 
 /* Condition variables (profile): a wait on `cond` with `mutex` from the
  * call at pc, which returned err; a signal or broadcast. */

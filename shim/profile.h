@@ -3,7 +3,8 @@
  * What lockstat.c records and profile.c reports (QLOCK_PROFILE): the
  * per-lock rows, their details (allocated when a lock is first contended,
  * or a condition variable first used), and the per-thread records with
- * each thread's held-lock stack and the lock it waits for.
+ * each thread's held-lock stack and the lock it waits for; and the hooks'
+ * inline paths that the lock entry points expand (entry.h).
  */
 #ifndef QLOCK_SHIM_PROFILE_H
 #define QLOCK_SHIM_PROFILE_H
@@ -336,7 +337,6 @@ static inline void lockstat_release(const volatile void *lock)
 	}                                                                 \
 	err_;                                                             \
 })
-
 
 void shim_profile_setup(void);
 /* The per-thread records and the statistics' clock (ticks.h): once, before

@@ -175,11 +175,12 @@ static void ls_site_add(struct ls_detail *d, uintptr_t pc, uint64_t count, uint6
 	qa_fetch_add_relaxed(&d->other_sites, count);
 }
 
-/* One wait, or one timed hold, straight into the lock's detail. */
-static void ls_detail_wait(struct ls_detail *d, uintptr_t pc, uint64_t ns)
+/* One wait, standing for `w` waits (PF_SAMPLE), or one timed hold,
+ * straight into the lock's detail. */
+static void ls_detail_wait(struct ls_detail *d, uintptr_t pc, uint64_t ns, uint32_t w)
 {
-	qa_fetch_add_relaxed(&d->wait_hist[ls_bucket(ns)], 1);
-	ls_site_add(d, pc, 1, ns);
+	qa_fetch_add_relaxed(&d->wait_hist[ls_bucket(ns)], w);
+	ls_site_add(d, pc, w, ns * w);
 }
 
 static void ls_detail_hold(struct ls_detail *d, uint64_t ns)
@@ -276,6 +277,8 @@ static void pf_detail_flush(struct pf_detail *e)
  * lost): reports are made at exit, normally after the threads are done. */
 static void pf_pend_flush(struct pf_thread *t);
 
+static void ls_sites_scale(struct ls_row *r);
+
 void lockstat_flush_counts(void)
 {
 	uint32_t used = qa_read_acquire(&pf_threads_used);
@@ -292,6 +295,46 @@ void lockstat_flush_counts(void)
 		for (int k = 0; k < PF_DETAILS; k++)
 			pf_detail_flush(&t->details[k]);
 	}
+	if (shim_profile_on)
+		for (unsigned k = 0, n = ls_rows_used(); k < n; k++) {
+			struct ls_row *r = ls_row_used(k);
+
+			if (r)
+				ls_sites_scale(r);
+		}
+}
+
+/*
+ * A lock's sites count a sampled wait PF_SAMPLE times (profile.h): their
+ * counts are estimates, which are scaled here to the lock's contended
+ * acquisitions (exact), so that they add up to it; the largest takes the
+ * rounding.  Condition variables' waits are all timed.
+ */
+static void ls_sites_scale(struct ls_row *r)
+{
+	struct ls_detail *d = qa_read_acquire(&r->detail);
+	uint64_t want, have, left, *big;
+
+	if (!d || ls_key_kind(qa_read(&r->key)) == LOCKSTAT_COND)
+		return;
+	want = qa_read(&r->contended);
+	have = qa_read(&d->other_sites);
+	for (int i = 0; i < LS_SITES; i++)
+		have += qa_read(&d->sites[i].count);
+	if (!have || have == want)
+		return;
+	left = want;
+	big = &d->other_sites;
+	for (int i = -1; i < LS_SITES; i++) {
+		uint64_t *c = i < 0 ? &d->other_sites : &d->sites[i].count;
+		uint64_t v = (uint64_t)((unsigned __int128)qa_read(c) * want / have);
+
+		if (v > qa_read(big))
+			big = c;
+		qa_write(c, v);
+		left -= v;
+	}
+	qa_write(big, qa_read(big) + left);
 }
 
 /* The thread exits: its record is free again. */
@@ -361,7 +404,7 @@ static __attribute__((noinline)) struct pf_thread *pf_thread_claim(void)
 	qa_write(&t->depth, 0);
 	qa_write(&t->lost, 0);
 	t->dmisses = 0;
-	t->waits = 0;
+	t->rng = 0;
 	for (int k = 0; k < PF_DETAILS; k++) {
 		qa_write(&t->details[k].wlo, (uint8_t)LS_HIST);
 		qa_write(&t->details[k].hlo, (uint8_t)LS_HIST);
@@ -407,35 +450,37 @@ static struct pf_detail *pf_detail_get(struct pf_thread *t, struct ls_detail *d)
 	return e;
 }
 
-static inline void pf_hist_add(uint32_t *h, uint8_t *lo, uint8_t *hi, uint64_t ns)
+static inline void pf_hist_add(uint32_t *h, uint8_t *lo, uint8_t *hi, uint64_t ns, uint32_t w)
 {
 	uint8_t b = (uint8_t)ls_bucket(ns);
 
-	qa_stat_add(&h[b], 1);
+	qa_stat_add(&h[b], w);
 	if (qa_unlikely(b < qa_read(lo)))
 		qa_write(lo, b);
 	if (qa_unlikely(b > qa_read(hi)))
 		qa_write(hi, b);
 }
 
-static inline void pf_detail_event(struct pf_detail *e)
+/* w more in the share's buckets and counts. */
+static inline void pf_detail_event(struct pf_detail *e, uint32_t w)
 {
-	if (qa_unlikely(qa_read(&e->events) + 1 == PF_DETAIL_FLUSH_EVENTS))
+	if (qa_unlikely(qa_read(&e->events) + w >= PF_DETAIL_FLUSH_EVENTS))
 		pf_detail_flush(e);
 	else
-		qa_stat_add(&e->events, 1);
+		qa_stat_add(&e->events, w);
 }
 
-/* A wait at pc: in the thread's share of d, or else in d. */
-static void pf_detail_wait(struct pf_thread *t, struct ls_detail *d, uintptr_t pc, uint64_t ns)
+/* A wait at pc, standing for w: in the thread's share of d, or else in d. */
+static void pf_detail_wait(struct pf_thread *t, struct ls_detail *d, uintptr_t pc, uint64_t ns,
+			   uint32_t w)
 {
 	struct pf_detail *e = pf_detail_get(t, d);
 
 	if (qa_unlikely(!e)) {
-		ls_detail_wait(d, pc, ns);
+		ls_detail_wait(d, pc, ns, w);
 		return;
 	}
-	pf_hist_add(e->wait_hist, &e->wlo, &e->whi, ns);
+	pf_hist_add(e->wait_hist, &e->wlo, &e->whi, ns, w);
 	for (int i = 0; i < LS_SITES; i++) {
 		struct ls_site *s = &e->sites[i];
 
@@ -445,14 +490,14 @@ static void pf_detail_wait(struct pf_thread *t, struct ls_detail *d, uintptr_t p
 			qa_write(&s->pc, cur = pc);
 		if (cur != pc)
 			continue;
-		qa_stat_add(&s->count, 1);
-		qa_stat_add(&s->wait_ns, ns);
-		pf_detail_event(e);
+		qa_stat_add(&s->count, w);
+		qa_stat_add(&s->wait_ns, ns * w);
+		pf_detail_event(e, w);
 		return;
 	}
 	/* The thread waited at more sites: this one straight to d. */
-	ls_site_add(d, pc, 1, ns);
-	pf_detail_event(e);
+	ls_site_add(d, pc, w, ns * w);
+	pf_detail_event(e, w);
 }
 
 static void pf_detail_hold(struct pf_thread *t, struct ls_detail *d, uint64_t ns)
@@ -463,12 +508,12 @@ static void pf_detail_hold(struct pf_thread *t, struct ls_detail *d, uint64_t ns
 		ls_detail_hold(d, ns);
 		return;
 	}
-	pf_hist_add(e->hold_hist, &e->hlo, &e->hhi, ns);
+	pf_hist_add(e->hold_hist, &e->hlo, &e->hhi, ns, 1);
 	qa_stat_add(&e->holds, 1);
 	qa_stat_add(&e->hold_total_ns, ns);
 	if (ns > qa_read(&e->hold_max_ns))
 		qa_write(&e->hold_max_ns, ns);
-	pf_detail_event(e);
+	pf_detail_event(e, 1);
 }
 
 /* Record one pending entry in its lock's details (any thread: the
@@ -479,6 +524,7 @@ static void pf_pend_take(struct pf_thread *t, struct pf_pend *p)
 	struct ls_detail *d;
 	uintptr_t pc;
 	uint64_t ns;
+	uint32_t w;
 	bool hold;
 
 	if (!r)
@@ -486,15 +532,16 @@ static void pf_pend_take(struct pf_thread *t, struct pf_pend *p)
 	pc = qa_read(&p->pc);
 	ns = qa_read(&p->ns);
 	hold = qa_read(&p->hold);
+	w = qa_read(&p->weight);
 	if (!(d = ls_detail_of(r)))
 		return;
 	if (t == pf_self) {
 		if (!hold)
-			pf_detail_wait(t, d, pc, ns);
+			pf_detail_wait(t, d, pc, ns, w);
 		else
 			pf_detail_hold(t, d, ns);
 	} else if (!hold) { /* another thread's share is its own: to d directly */
-		ls_detail_wait(d, pc, ns);
+		ls_detail_wait(d, pc, ns, w);
 	} else {
 		ls_detail_hold(d, ns);
 	}
@@ -511,7 +558,7 @@ static void pf_pend_flush(struct pf_thread *t)
  * holds the lock, and the details' look-ups and histograms would
  * lengthen the hold.  A full ring records its oldest entry now. */
 static inline void pf_pend_add(struct pf_thread *t, struct ls_row *r, uintptr_t pc,
-			       uint64_t ns, bool hold)
+			       uint64_t ns, bool hold, uint32_t w)
 {
 	struct pf_pend *p = &t->pend[t->npend++ % PF_PEND];
 
@@ -520,6 +567,7 @@ static inline void pf_pend_add(struct pf_thread *t, struct ls_row *r, uintptr_t 
 	qa_write(&p->pc, pc);
 	qa_write(&p->ns, ns);
 	qa_write(&p->hold, (uint32_t)hold);
+	qa_write(&p->weight, w);
 	/* Release: the fields before the row that publishes them (pairs
 	 * with the exchange in pf_pend_take()). */
 	qa_write_release(&p->row, r);
@@ -627,13 +675,15 @@ void lockstat_acquired_slow(const volatile void *lock, enum lockstat_kind kind, 
 }
 
 /*
- * An acquisition after a wait that began at t0.  Everything it records
- * goes to the thread's own counters and detail shares (the lock is held
- * now: a write to a line another CPU wrote last would lengthen the hold),
- * save for a lock without a counter slot or detail share.
+ * An acquisition after a timed wait that began at t0, standing for
+ * `weight` waits (PF_SAMPLE); time_hold: its hold is timed too.
+ * Everything it records goes to the thread's own counters and detail
+ * shares (the lock is held now: a write to a line another CPU wrote last
+ * would lengthen the hold), save for a lock without a counter slot or
+ * detail share.
  */
-void lockstat_waited(const volatile void *lock, enum lockstat_kind kind, const void *pc,
-		     uint64_t t0)
+void lockstat_waited_timed(const volatile void *lock, enum lockstat_kind kind, const void *pc,
+			   uint64_t t0, uint32_t weight, bool time_hold)
 {
 	uint64_t now = ticks_now(), ns = ticks_ns(t0, now);
 	struct pf_thread *t = pf_thread_get();
@@ -654,19 +704,19 @@ void lockstat_waited(const volatile void *lock, enum lockstat_kind kind, const v
 	}
 	if (qa_likely(c != NULL)) {
 		qa_stat_add(&c->contended, 1);
-		qa_stat_add(&c->wait_ns, ns);
+		qa_stat_add(&c->wait_ns, ns * weight);
 		if (ns > qa_read(&c->wait_max_ns))
 			qa_write(&c->wait_max_ns, ns);
 	} else {
 		ls_count(&r->contended, 1);
-		ls_count(&r->wait_total_ns, ns);
+		ls_count(&r->wait_total_ns, ns * weight);
 		ls_raise_max(&r->wait_max_ns, ns);
 	}
 	if (!shim_profile_on)
 		return;
 	if (!t) {
 		if ((d = ls_detail_of(r)))
-			ls_detail_wait(d, (uintptr_t)pc, ns);
+			ls_detail_wait(d, (uintptr_t)pc, ns, weight);
 		return;
 	}
 	if (r == &ls_overflow[kind]) { /* no row of its own: no details */
@@ -675,11 +725,10 @@ void lockstat_waited(const volatile void *lock, enum lockstat_kind kind, const v
 	}
 	/* The wait's histogram bucket and call site are recorded at the
 	 * thread's next wait, outside this lock (pf_pend_add()). */
-	pf_pend_add(t, r, (uintptr_t)pc, ns, false);
-	/* The hold of 1 in PF_HOLD_SAMPLE of the thread's acquisitions that
-	 * waited is timed from now (the first one's included): a clock read
-	 * at the unlock, while the lock is still held. */
-	pf_push(t, lock, kind, pc, r, t->waits++ % PF_HOLD_SAMPLE == 0 ? now : 0);
+	pf_pend_add(t, r, (uintptr_t)pc, ns, false, weight);
+	/* A sampled acquisition's hold is timed from now: a clock read at
+	 * the unlock, while the lock is still held. */
+	pf_push(t, lock, kind, pc, r, time_hold ? now : 0);
 }
 
 void lockstat_wait_begin(const volatile void *lock, enum lockstat_kind kind, const void *pc)
@@ -715,7 +764,7 @@ void lockstat_release_slow(struct pf_thread *t, const volatile void *lock)
 
 	if (!pf_pop(t, lock, &h) || !h.t0 || !h.row)
 		return;
-	pf_pend_add(t, h.row, 0, ticks_ns(h.t0, ticks_now()), true);
+	pf_pend_add(t, h.row, 0, ticks_ns(h.t0, ticks_now()), true, 1);
 }
 
 /* ---- condition variables (profile) ---------------------------------- */
@@ -768,9 +817,9 @@ void lockstat_cond_wait_end(const volatile void *cond, const volatile void *mute
 		if (!qa_read(&d->mutex))
 			(void)qa_try_cmpxchg_relaxed(&d->mutex, &none, (uintptr_t)mutex);
 		if (t)
-			pf_detail_wait(t, d, (uintptr_t)pc, ns);
+			pf_detail_wait(t, d, (uintptr_t)pc, ns, 1);
 		else
-			ls_detail_wait(d, (uintptr_t)pc, ns);
+			ls_detail_wait(d, (uintptr_t)pc, ns, 1);
 		if (err == ETIMEDOUT)
 			qa_fetch_add_relaxed(&d->timeouts, 1);
 	}

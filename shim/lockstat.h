@@ -11,14 +11,22 @@
  * uncontended acquisition adds one counter update in the thread's own
  * counters (profile.h, struct pf_count; the lock's row when the thread
  * has no record, or the lock does not keep a counter slot); only a
- * contended one reads the clock (twice; ticks.h), and counts it and its wait in
- * the same counter.  Nothing is written on a line another thread writes
- * while the lock is held, save for the locks without a counter slot: the
- * counters are added to the rows later (thread exit, report).
+ * contended one reads the clock (ticks.h): before its wait, and after it
+ * when the wait slept in the kernel or is one of the random 1 in 8
+ * sampled (profile.h, PF_SAMPLE); it counts the acquisition as contended
+ * and the wait's time, a sampled one's 8 times, in the same counter.  A
+ * wait that only spun is short, and the clock read after it would
+ * lengthen the hold of a lock that changes hands fast: wait totals and
+ * percentiles are exact for the waits that slept and estimated for the
+ * rest, the counts are exact.  Nothing is written on a line another
+ * thread writes while the lock is held, save for the locks without a
+ * counter slot: the counters are added to the rows later (thread exit,
+ * report).
  *
  * The profile (shim_profile_on, profile.c) adds, still only on the
  * contended path: a wait histogram (p50, p99), the call sites that
- * waited, and the hold time of 1 in 8 of the acquisitions that waited
+ * waited (their counts scaled to the contended acquisitions at a
+ * report), and the hold time of the sampled acquisitions that waited
  * (one more clock read, at the unlock), per lock, in the thread's own
  * share of the lock's details (profile.h, struct pf_detail), added up the
  * same way; and on every blocking lock call a push on the thread's
@@ -54,12 +62,9 @@ enum lockstat_kind {
 /* Profile mode (QLOCK_PROFILE): details, held-lock stacks, condvars. */
 extern bool shim_profile_on;
 
-/* Count one acquisition of `lock` made by the call at `pc`, which waited
- * from t0 (ticks_now()) until now.  The hooks of an acquisition that did
- * not wait and of an unlock (before the lock is released) are inline in
- * profile.h: lockstat_acquired(), lockstat_release(). */
-void lockstat_waited(const volatile void *lock, enum lockstat_kind kind, const void *pc,
-		     uint64_t t0);
+/* The hooks of an acquisition (lockstat_acquired(), lockstat_waited())
+ * and of an unlock (lockstat_release(), before the lock is released) are
+ * inline in profile.h. */
 /* Profile: this thread is about to block for `lock`, and is done. */
 void lockstat_wait_begin(const volatile void *lock, enum lockstat_kind kind, const void *pc);
 void lockstat_wait_end(void);

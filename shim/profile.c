@@ -286,7 +286,7 @@ static void text_lock(struct shim_report *o, int rank, const struct pf_lock *l)
 			dur(a, sizeof(a), quantile(all.hold_hist, all.hold_max, 0.5)),
 			dur(b, sizeof(b), quantile(all.hold_hist, all.hold_max, 0.99)),
 			dur(c, sizeof(c), all.hold_max), (unsigned long long)all.holds,
-			PF_HOLD_SAMPLE);
+			PF_SAMPLE);
 	text_sites(o, l, l->type == LOCKSTAT_RWLOCK_READ);
 }
 
@@ -449,7 +449,7 @@ static void json_lock(struct shim_report *o, int rank, const struct pf_lock *l)
 	}
 	if (all.holds)
 		shim_report_add(o, ",\n     \"hold_ns\": {\"timed\": %llu, \"sample\": %d, \"total\": %llu, \"p50\": %llu, \"p99\": %llu, \"max\": %llu}",
-			(unsigned long long)all.holds, PF_HOLD_SAMPLE, (unsigned long long)all.hold_total,
+			(unsigned long long)all.holds, PF_SAMPLE, (unsigned long long)all.hold_total,
 			(unsigned long long)quantile(all.hold_hist, all.hold_max, 0.5),
 			(unsigned long long)quantile(all.hold_hist, all.hold_max, 0.99),
 			(unsigned long long)all.hold_max);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "core/atomic.h"
+#include "core/futex.h"
 #include "lockstat.h"
 
 #define LS_BITS 14
@@ -100,7 +101,13 @@ struct ls_row *ls_row_used(unsigned k);
 
 #define PF_HELD 16     /* held locks tracked per thread */
 #define PF_DETAILS 4   /* per-thread shares of contended locks' details */
-#define PF_HOLD_SAMPLE 8 /* a thread times the hold of 1 in 8 of its acquisitions that waited */
+/* Of the acquisitions that waited, a random 1 in 8 is sampled: its wait
+ * and its hold are timed.  Every wait that slept is timed too; a wait
+ * that only spun and is not sampled is counted, not timed, so a sampled
+ * one counts PF_SAMPLE times in the wait totals, histograms and sites
+ * (a spinning wait is short, and the clock read after it would lengthen
+ * the hold of a lock that changes hands fast). */
+#define PF_SAMPLE 8
 
 /*
  * A thread's acquisitions of one lock, and the contended ones among them
@@ -173,6 +180,7 @@ struct pf_pend {
 	uintptr_t pc;           /* the wait's call site */
 	uint64_t ns;
 	uint32_t hold;          /* a hold, not a wait */
+	uint32_t weight;        /* a wait: the waits it stands for */
 };
 #define PF_PEND 8
 
@@ -192,7 +200,7 @@ struct pf_thread {
 	uint32_t lost;          /* held entries not tracked (stack full) */
 	uint32_t dmisses;       /* details found no slot, since the last take-over */
 	uint32_t dnext;         /* the detail slot taken over next */
-	uint32_t waits;         /* acquisitions that waited: 1 in PF_HOLD_SAMPLE has its hold timed */
+	uint32_t rng;           /* the sampling's xorshift state (0: not seeded) */
 	uint32_t npend;         /* pend[] entries written, a ring index */
 	struct pf_pend pend[PF_PEND];
 	struct pf_held held[PF_HELD];
@@ -248,6 +256,17 @@ static inline int pf_count_hit(struct pf_thread *t, const volatile void *lock,
 	return -1;
 }
 
+/* The thread's slot for the lock (its index), counting nothing; -1 if none. */
+static inline int pf_slot_find(struct pf_thread *t, const volatile void *lock,
+			       enum lockstat_kind kind)
+{
+	uintptr_t key = ls_key(lock, kind);
+	unsigned i = (unsigned)(ls_hash(key) >> (64 - PF_SET_BITS));
+	unsigned w = (unsigned)qa_ctz64(pf_ways_of(&t->sets[i], key) | 1u << PF_WAYS);
+
+	return w < PF_WAYS ? (int)(i * PF_WAYS + w) : -1;
+}
+
 /* t0: the acquisition's time after a wait, which times the hold; 0 = the
  * hold is not timed. */
 static inline void pf_push(struct pf_thread *t, const volatile void *lock, enum lockstat_kind kind,
@@ -273,6 +292,8 @@ static inline void pf_push(struct pf_thread *t, const volatile void *lock, enum 
 
 void lockstat_acquired_slow(const volatile void *lock, enum lockstat_kind kind,
 			    const void *pc);
+void lockstat_waited_timed(const volatile void *lock, enum lockstat_kind kind, const void *pc,
+			   uint64_t t0, uint32_t weight, bool time_hold);
 void lockstat_release_slow(struct pf_thread *t, const volatile void *lock);
 
 /* Count one acquisition of `lock`, made by the call at `pc`, that did not
@@ -290,6 +311,57 @@ static inline void lockstat_acquired(const volatile void *lock, enum lockstat_ki
 		return;
 	}
 	lockstat_acquired_slow(lock, kind, pc);
+}
+
+/* One draw of the sampling: true 1 in PF_SAMPLE times. */
+static inline bool pf_sampled(struct pf_thread *t)
+{
+	uint32_t x = t->rng;
+
+	if (qa_unlikely(x == 0))
+		x = (uint32_t)((uintptr_t)t >> 6) * 2654435761u | 1;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	t->rng = x;
+	return (x >> 29) == 0; /* PF_SAMPLE = 8: the top 3 bits */
+}
+_Static_assert(PF_SAMPLE == 8, "pf_sampled() draws 3 bits");
+
+/*
+ * An acquisition of `lock` by the call at `pc` after a wait that began at
+ * t0 (ticks_now()); `slept`: the wait slept in the kernel.  A wait that
+ * slept, or is sampled, is timed (lockstat_waited_timed()); else it is
+ * counted in the thread's slot for the lock, with no clock read.
+ */
+static inline void lockstat_waited(const volatile void *lock, enum lockstat_kind kind,
+				   const void *pc, uint64_t t0, bool slept)
+{
+	struct pf_thread *t = pf_self;
+	bool sampled = true, first = false;
+	uint32_t weight = 1; /* the waits this one stands for */
+
+	if (qa_likely(t != NULL)) {
+		int i = pf_slot_find(t, lock, kind);
+
+		sampled = pf_sampled(t);
+		/* A lock's first wait in the thread's slot (or with no slot)
+		 * is timed, and its hold: no contended lock shows no wait or
+		 * no hold. */
+		first = i < 0 || qa_read(&t->counts[i].contended) == 0;
+		if (qa_likely(!slept && !first)) {
+			if (sampled) {
+				weight = PF_SAMPLE;
+			} else {
+				qa_stat_add(&t->sets[i / PF_WAYS].n[i % PF_WAYS], 1);
+				qa_stat_add(&t->counts[i].contended, 1);
+				if (shim_profile_on)
+					pf_push(t, lock, kind, pc, NULL, 0);
+				return;
+			}
+		}
+	}
+	lockstat_waited_timed(lock, kind, pc, t0, weight, sampled || first);
 }
 
 /* An unlock of `lock` by this thread, before the lock is released. */
@@ -328,12 +400,14 @@ static inline void lockstat_release(const volatile void *lock)
 	} else if (err_ == EBUSY) {                                       \
 		if (shim_profile_on)                                      \
 			lockstat_wait_begin((lock), (kind), (pc));        \
+		uint32_t sleeps_ = qc_futex_sleeps;                       \
 		uint64_t t0_ = ticks_now();                               \
 		err_ = (block_call);                                      \
 		if (shim_profile_on)                                      \
 			lockstat_wait_end();                              \
 		if (err_ == 0)                                            \
-			lockstat_waited((lock), (kind), (pc), t0_);       \
+			lockstat_waited((lock), (kind), (pc), t0_,        \
+					qc_futex_sleeps != sleeps_);      \
 	}                                                                 \
 	err_;                                                             \
 })

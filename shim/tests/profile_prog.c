@@ -324,11 +324,13 @@ static int many_main(int nthreads)
 }
 
 /* ---- slow ----------------------------------------------------------------
- * main holds `slow` from before the waiter starts until 50 ms after the
- * waiter sleeps in the kernel for it. */
+ * ROUNDS times: main holds `slow` from before the waiter calls for it
+ * until 50 ms after the waiter sleeps in the kernel for it.  Every one
+ * of those waits slept, so each is timed (none left to the sampling). */
 
 static pthread_mutex_t slow = PTHREAD_MUTEX_INITIALIZER;
 static pid_t slow_tid;
+static int slow_round, slow_done;
 static long long slow_ns;
 
 static long long mono_ns(void)
@@ -341,29 +343,43 @@ static long long mono_ns(void)
 
 static void *slow_waiter(void *arg)
 {
-	long long t0;
+	int rounds = *(int *)arg;
 
-	(void)arg;
 	__atomic_store_n(&slow_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	t0 = mono_ns();
-	pthread_mutex_lock(&slow);
-	slow_ns = mono_ns() - t0;
-	pthread_mutex_unlock(&slow);
+	for (int r = 1; r <= rounds; r++) {
+		long long t0;
+
+		while (__atomic_load_n(&slow_round, __ATOMIC_ACQUIRE) != r)
+			usleep(100);
+		t0 = mono_ns();
+		pthread_mutex_lock(&slow);
+		slow_ns += mono_ns() - t0;
+		pthread_mutex_unlock(&slow);
+		__atomic_store_n(&slow_done, r, __ATOMIC_RELEASE);
+	}
 	return NULL;
 }
 
-static int slow_main(void)
+static int slow_main(int rounds)
 {
 	struct timespec ms50 = { 0, 50 * 1000 * 1000 };
 	pthread_t t;
 	pid_t tid;
 
-	pthread_mutex_lock(&slow);
-	pthread_create(&t, NULL, slow_waiter, NULL);
-	while (!(tid = __atomic_load_n(&slow_tid, __ATOMIC_ACQUIRE)) || !asleep(tid))
+	pthread_create(&t, NULL, slow_waiter, &rounds);
+	while (!(tid = __atomic_load_n(&slow_tid, __ATOMIC_ACQUIRE)))
 		usleep(1000);
-	nanosleep(&ms50, NULL);
-	pthread_mutex_unlock(&slow);
+	for (int r = 1; r <= rounds; r++) {
+		pthread_mutex_lock(&slow);
+		__atomic_store_n(&slow_round, r, __ATOMIC_RELEASE);
+		do
+			usleep(1000);
+		while (!asleep(tid));
+		nanosleep(&ms50, NULL);
+		pthread_mutex_unlock(&slow);
+		while (__atomic_load_n(&slow_done, __ATOMIC_ACQUIRE) != r)
+			usleep(1000);
+	}
 	pthread_join(t, NULL);
 	printf("slow %p %lld\n", (void *)&slow, slow_ns);
 	return 0;
@@ -397,9 +413,14 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "abba") == 0)
 		return abba_main();
-	if (argc > 1 && strcmp(argv[1], "slow") == 0)
-		return slow_main();
+	if (argc > 1 && strcmp(argv[1], "slow") == 0) {
+		int rounds = argc > 2 ? atoi(argv[2]) : 1;
+
+		if (rounds < 1 || rounds > 1000)
+			return 2;
+		return slow_main(rounds);
+	}
 	fprintf(stderr, "usage: profile_prog hot [THREADS [ITERS]] | abba | spread [THREADS [ITERS]]"
-		" | many [THREADS [PASSES]] | slow\n");
+		" | many [THREADS [PASSES]] | slow [ROUNDS]\n");
 	return 2;
 }

@@ -99,6 +99,8 @@ static int check_deadline(const struct timespec *abs, clockid_t clk)
 	return 0;
 }
 
+__thread uint32_t qc_futex_sleeps __attribute__((tls_model("initial-exec")));
+
 #ifndef QLOCK_MODEL
 
 int qc_futex_wait(uint32_t *uaddr, uint32_t val, const struct timespec *abs,
@@ -112,6 +114,7 @@ int qc_futex_wait(uint32_t *uaddr, uint32_t val, const struct timespec *abs,
 	if (abs && clk == CLOCK_REALTIME)
 		flags |= FUTEX_CLOCK_REALTIME;
 	qc_fx_add(c, op, QC_FX_WAIT, 1);
+	qc_futex_sleeps++;
 	/* WAIT_BITSET takes an absolute deadline, unlike plain WAIT. */
 	if (syscall(SYS_futex, uaddr, flags, val, abs, NULL,
 		    FUTEX_BITSET_MATCH_ANY) == 0)

@@ -345,10 +345,11 @@ static inline void lockstat_waited(const volatile void *lock, enum lockstat_kind
 		int i = pf_slot_find(t, lock, kind);
 
 		sampled = pf_sampled(t);
-		/* A lock's first wait in the thread's slot (or with no slot)
-		 * is timed, and its hold: no contended lock shows no wait or
-		 * no hold. */
-		first = i < 0 || qa_read(&t->counts[i].contended) == 0;
+		/* A lock without a slot here is timed; so is its first timed
+		 * wait (the slot's and the row's longest still 0), with its
+		 * hold: no contended lock shows no wait or no hold. */
+		first = i < 0 || (qa_read(&t->counts[i].wait_max_ns) == 0 &&
+				  qa_read(&t->counts[i].row->wait_max_ns) == 0);
 		if (qa_likely(!slept && !first)) {
 			if (sampled) {
 				weight = PF_SAMPLE;

@@ -157,8 +157,9 @@ static struct ls_detail *ls_detail_of(struct ls_row *r)
 	return qa_read_acquire(&r->detail);
 }
 
-/* `count` waits at `pc`, `wait_ns` in all. */
-static void ls_site_add(struct ls_detail *d, uintptr_t pc, uint64_t count, uint64_t wait_ns)
+/* `count` waits at `pc` (`exact` of them not sampled), `wait_ns` in all. */
+static void ls_site_add(struct ls_detail *d, uintptr_t pc, uint64_t count, uint64_t exact,
+			uint64_t wait_ns)
 {
 	for (int i = 0; i < LS_SITES; i++) {
 		uintptr_t cur = qa_read(&d->sites[i].pc);
@@ -169,10 +170,14 @@ static void ls_site_add(struct ls_detail *d, uintptr_t pc, uint64_t count, uint6
 		if (cur != pc)
 			continue;
 		qa_fetch_add_relaxed(&d->sites[i].count, count);
+		if (exact)
+			qa_fetch_add_relaxed(&d->sites[i].exact, exact);
 		qa_fetch_add_relaxed(&d->sites[i].wait_ns, wait_ns);
 		return;
 	}
 	qa_fetch_add_relaxed(&d->other_sites, count);
+	if (exact)
+		qa_fetch_add_relaxed(&d->other_exact, exact);
 }
 
 /* One wait, standing for `w` waits (PF_SAMPLE), or one timed hold,
@@ -180,7 +185,7 @@ static void ls_site_add(struct ls_detail *d, uintptr_t pc, uint64_t count, uint6
 static void ls_detail_wait(struct ls_detail *d, uintptr_t pc, uint64_t ns, uint32_t w)
 {
 	qa_fetch_add_relaxed(&d->wait_hist[ls_bucket(ns)], w);
-	ls_site_add(d, pc, w, ns * w);
+	ls_site_add(d, pc, w, w == 1, ns * w);
 }
 
 static void ls_detail_hold(struct ls_detail *d, uint64_t ns)
@@ -265,8 +270,9 @@ static void pf_detail_flush(struct pf_detail *e)
 		uint64_t n = qa_read(&s->count);
 
 		if (n)
-			ls_site_add(d, qa_read(&s->pc), n, qa_read(&s->wait_ns));
+			ls_site_add(d, qa_read(&s->pc), n, qa_read(&s->exact), qa_read(&s->wait_ns));
 		qa_write(&s->count, 0);
+		qa_write(&s->exact, 0);
 		qa_write(&s->wait_ns, 0);
 		qa_write(&s->pc, 0);
 	}
@@ -305,36 +311,58 @@ void lockstat_flush_counts(void)
 }
 
 /*
- * A lock's sites count a sampled wait PF_SAMPLE times (profile.h): their
- * counts are estimates, which are scaled here to the lock's contended
- * acquisitions (exact), so that they add up to it; the largest takes the
- * rounding.  Condition variables' waits are all timed.
+ * A lock's sites count a sampled wait PF_SAMPLE times (profile.h): the
+ * sampled part of their counts is an estimate, scaled here so that the
+ * counts add up to the lock's contended acquisitions (exact); the waits
+ * that stand for themselves (slept, first, no slot) keep their exact
+ * counts, a site that waited keeps at least 1, and the largest sampled
+ * part takes the rounding (with no sample, the site that waited most
+ * takes the untimed waits, whose sites are not known).  The counts are read once and changed by
+ * adds, so that a thread still counting at exit loses nothing.
+ * Condition variables' waits are all timed.
  */
 static void ls_sites_scale(struct ls_row *r)
 {
 	struct ls_detail *d = qa_read_acquire(&r->detail);
-	uint64_t want, have, left, *big;
+	uint64_t *c[LS_SITES + 1], was[LS_SITES + 1], ex[LS_SITES + 1], v[LS_SITES + 1];
+	uint64_t want, exact = 0, sampled = 0, spun, sum = 0;
+	int big = 0;
 
 	if (!d || ls_key_kind(qa_read(&r->key)) == LOCKSTAT_COND)
 		return;
 	want = qa_read(&r->contended);
-	have = qa_read(&d->other_sites);
-	for (int i = 0; i < LS_SITES; i++)
-		have += qa_read(&d->sites[i].count);
-	if (!have || have == want)
-		return;
-	left = want;
-	big = &d->other_sites;
-	for (int i = -1; i < LS_SITES; i++) {
-		uint64_t *c = i < 0 ? &d->other_sites : &d->sites[i].count;
-		uint64_t v = (uint64_t)((unsigned __int128)qa_read(c) * want / have);
-
-		if (v > qa_read(big))
-			big = c;
-		qa_write(c, v);
-		left -= v;
+	for (int i = 0; i <= LS_SITES; i++) {
+		c[i] = i < LS_SITES ? &d->sites[i].count : &d->other_sites;
+		was[i] = qa_read(c[i]);
+		ex[i] = qa_read(i < LS_SITES ? &d->sites[i].exact : &d->other_exact);
+		if (ex[i] > was[i])
+			ex[i] = was[i];
+		exact += ex[i];
+		sampled += was[i] - ex[i];
 	}
-	qa_write(big, qa_read(big) + left);
+	if (exact + sampled == want || exact + sampled == 0)
+		return;
+	spun = want > exact ? want - exact : 0; /* the waits the samples stand for */
+	for (int i = 0; i <= LS_SITES; i++) {
+		uint64_t part = was[i] - ex[i];
+
+		v[i] = ex[i] + (sampled ? (uint64_t)((unsigned __int128)part * spun / sampled) : 0);
+		if (was[i] && !v[i])
+			v[i] = 1;
+		/* The rounding goes to the largest sampled part; with none
+		 * (waits left untimed, none sampled: their site is not
+		 * known), to the site that waited most. */
+		if (sampled ? part > was[big] - ex[big] : was[i] > was[big])
+			big = i;
+		sum += v[i];
+	}
+	if (sum <= want)
+		v[big] += want - sum;
+	else if (v[big] > ex[big] + 1)
+		v[big] -= sum - want < v[big] - ex[big] - 1 ? sum - want : v[big] - ex[big] - 1;
+	for (int i = 0; i <= LS_SITES; i++)
+		if (v[i] != was[i])
+			qa_fetch_add_relaxed(c[i], v[i] - was[i]); /* modulo 2^64 */
 }
 
 /* The thread exits: its record is free again. */
@@ -491,12 +519,14 @@ static void pf_detail_wait(struct pf_thread *t, struct ls_detail *d, uintptr_t p
 		if (cur != pc)
 			continue;
 		qa_stat_add(&s->count, w);
+		if (w == 1)
+			qa_stat_add(&s->exact, 1);
 		qa_stat_add(&s->wait_ns, ns * w);
 		pf_detail_event(e, w);
 		return;
 	}
 	/* The thread waited at more sites: this one straight to d. */
-	ls_site_add(d, pc, w, ns * w);
+	ls_site_add(d, pc, w, w == 1, ns * w);
 	pf_detail_event(e, w);
 }
 
@@ -702,6 +732,11 @@ void lockstat_waited_timed(const volatile void *lock, enum lockstat_kind kind, c
 		r = ls_row_of(lock, kind, pc);
 		ls_count(&r->acquired, 1);
 	}
+	/* The lock's first timed wait times its hold too (a lock that had
+	 * no slot in lockstat_waited() is told here). */
+	if (!time_hold && qa_read(&r->wait_max_ns) == 0 &&
+	    (c == NULL || qa_read(&c->wait_max_ns) == 0))
+		time_hold = true;
 	if (qa_likely(c != NULL)) {
 		qa_stat_add(&c->contended, 1);
 		qa_stat_add(&c->wait_ns, ns * weight);
@@ -726,8 +761,9 @@ void lockstat_waited_timed(const volatile void *lock, enum lockstat_kind kind, c
 	/* The wait's histogram bucket and call site are recorded at the
 	 * thread's next wait, outside this lock (pf_pend_add()). */
 	pf_pend_add(t, r, (uintptr_t)pc, ns, false, weight);
-	/* A sampled acquisition's hold is timed from now: a clock read at
-	 * the unlock, while the lock is still held. */
+	/* The hold of a sampled acquisition, or of the lock's first timed
+	 * wait, is timed from now: a clock read at the unlock, while the
+	 * lock is still held. */
 	pf_push(t, lock, kind, pc, r, time_hold ? now : 0);
 }
 

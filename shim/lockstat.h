@@ -12,7 +12,9 @@
  * counters (profile.h, struct pf_count; the lock's row when the thread
  * has no record, or the lock does not keep a counter slot); only a
  * contended one reads the clock (ticks.h): before its wait, and after it
- * when the wait slept in the kernel or is one of the random 1 in 8
+ * when the wait slept in the kernel (or could have, where glibc's lock
+ * is behind the call), is the thread's first for a lock with no timed
+ * wait on record, finds no counter slot, or is one of the random 1 in 8
  * sampled (profile.h, PF_SAMPLE); it counts the acquisition as contended
  * and the wait's time, a sampled one's 8 times, in the same counter.  A
  * wait that only spun is short, and the clock read after it would
@@ -27,7 +29,8 @@
  * contended path: a wait histogram (p50, p99), the call sites that
  * waited (their counts scaled to the contended acquisitions at a
  * report), and the hold time of the sampled acquisitions that waited
- * (one more clock read, at the unlock), per lock, in the thread's own
+ * and of each lock's first timed one (one more clock read, at the
+ * unlock), per lock, in the thread's own
  * share of the lock's details (profile.h, struct pf_detail), added up the
  * same way; and on every blocking lock call a push on the thread's
  * held-lock stack (a few thread-local stores; its unlock pops it), which

@@ -107,7 +107,7 @@ int mutex_acquire(pthread_mutex_t *m, int mode, clockid_t clk,
 		return EINVAL;
 	if (kind & ~MUTEX_KIND_MASK || shim_malg == MALG_GLIBC) {
 		switch (mode) {
-		case 0: return real.pthread_mutex_lock(m);
+		case 0: shim_may_sleep(); return real.pthread_mutex_lock(m);
 		case 1: return real.pthread_mutex_trylock(m);
 		default: return real.pthread_mutex_clocklock(m, clk, abs);
 		}

@@ -57,7 +57,8 @@ static inline uint64_t ls_bucket_top(unsigned b)
 #define LS_SITES 4
 struct ls_site {
 	uintptr_t pc;      /* 0 = free */
-	uint64_t count;
+	uint64_t count;    /* the waits' weights (PF_SAMPLE) */
+	uint64_t exact;    /* of count, the waits that stand for themselves alone */
 	uint64_t wait_ns;
 };
 
@@ -67,6 +68,7 @@ struct ls_detail {
 	uint64_t holds, hold_total_ns, hold_max_ns; /* of the timed holds */
 	struct ls_site sites[LS_SITES];  /* where it was waited for */
 	uint64_t other_sites;            /* waits at further sites */
+	uint64_t other_exact;            /* of those, the ones that stand for themselves alone */
 	/* condition variables */
 	uint64_t timeouts, signals, broadcasts;
 	uintptr_t wake_pc;               /* first signal or broadcast */
@@ -345,12 +347,14 @@ static inline void lockstat_waited(const volatile void *lock, enum lockstat_kind
 		int i = pf_slot_find(t, lock, kind);
 
 		sampled = pf_sampled(t);
-		/* A lock without a slot here is timed; so is its first timed
-		 * wait (the slot's and the row's longest still 0), with its
-		 * hold: no contended lock shows no wait or no hold. */
-		first = i < 0 || (qa_read(&t->counts[i].wait_max_ns) == 0 &&
-				  qa_read(&t->counts[i].row->wait_max_ns) == 0);
-		if (qa_likely(!slept && !first)) {
+		/* A lock without a slot here is timed (its hold sampled); so
+		 * is the thread's first timed wait for it (the slot's and
+		 * the row's longest still 0; the row's grows at the slot's
+		 * flushes), with its hold: no contended lock shows no wait
+		 * or no hold. */
+		first = i >= 0 && qa_read(&t->counts[i].wait_max_ns) == 0 &&
+			qa_read(&t->counts[i].row->wait_max_ns) == 0;
+		if (qa_likely(!slept && !first && i >= 0)) {
 			if (sampled) {
 				weight = PF_SAMPLE;
 			} else {

@@ -276,7 +276,7 @@ static inline int rw_rdlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 
 	if (rwlock_glibc(r)) {
 		switch (mode) {
-		case 0: return real.pthread_rwlock_rdlock(r);
+		case 0: shim_may_sleep(); return real.pthread_rwlock_rdlock(r);
 		case 1: return real.pthread_rwlock_tryrdlock(r);
 		default: return real.pthread_rwlock_clockrdlock(r, clk, abs);
 		}
@@ -295,7 +295,7 @@ static inline int rw_wrlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 
 	if (rwlock_glibc(r)) {
 		switch (mode) {
-		case 0: return real.pthread_rwlock_wrlock(r);
+		case 0: shim_may_sleep(); return real.pthread_rwlock_wrlock(r);
 		case 1: return real.pthread_rwlock_trywrlock(r);
 		default: return real.pthread_rwlock_clockwrlock(r, clk, abs);
 		}

@@ -78,6 +78,7 @@
 #include "adapt.h"
 #include "config.h"
 #include "core/atomic.h"
+#include "core/futex.h"
 #include "fork.h"
 #include "qlock/qspinlock.h"
 #include "state.h"
@@ -172,6 +173,15 @@ static inline bool nsec_ok(const struct timespec *ts)
 }
 
 
+/* A lock call about to block where the core's futex layer does not see
+ * it (the shim's own futex calls, glibc's locks): it counts as a sleep
+ * (core/futex.h), so that the statistics time its wait rather than
+ * sample it as one that only spun (profile.h). */
+static inline void shim_may_sleep(void)
+{
+	qc_futex_sleeps++;
+}
+
 /* futex(2) on a word that may be process-private or process-shared:
  * the private flag only for private objects (a shared object's waiters
  * may sleep in other processes).  wait: 0, or ETIMEDOUT at abs (clk's
@@ -180,6 +190,8 @@ static inline int shim_futex_wait(uint32_t *w, uint32_t val, bool shared,
 				  clockid_t clk, const struct timespec *abs)
 {
 	int flags = FUTEX_WAIT_BITSET | (shared ? 0 : FUTEX_PRIVATE_FLAG);
+
+	shim_may_sleep();
 
 	if (abs && clk == CLOCK_REALTIME)
 		flags |= FUTEX_CLOCK_REALTIME;

@@ -324,9 +324,11 @@ static int many_main(int nthreads)
 }
 
 /* ---- slow ----------------------------------------------------------------
- * ROUNDS times: main holds `slow` from before the waiter calls for it
- * until 50 ms after the waiter sleeps in the kernel for it.  Every one
- * of those waits slept, so each is timed (none left to the sampling). */
+ * Two threads take `slow` in turn (slow_spin()); then, ROUNDS times,
+ * main holds it from before the waiter calls for it until 50 ms after
+ * the waiter sleeps in the kernel for it.  Every one of those waits
+ * slept, so each is timed (none left to the sampling), and their site's
+ * count is exact beside slow_spin()'s estimate. */
 
 static pthread_mutex_t slow = PTHREAD_MUTEX_INITIALIZER;
 static pid_t slow_tid;
@@ -360,12 +362,40 @@ static void *slow_waiter(void *arg)
 	return NULL;
 }
 
+/* Short holds first, taken in turn by two threads: waits that mostly
+ * spin, most of them left to the sampling, at a site of their own. */
+static pthread_barrier_t slow_start;
+static volatile long slow_sink;
+
+__attribute__((noinline)) void slow_spin(void)
+{
+	pthread_barrier_wait(&slow_start);
+	for (int i = 0; i < 200000; i++) {
+		pthread_mutex_lock(&slow); /* SLOW_SPIN_LINE */
+		for (int k = 0; k < 20; k++)
+			slow_sink += k;
+		pthread_mutex_unlock(&slow);
+	}
+	__asm__ volatile("" ::: "memory"); /* no tail call */
+}
+
+static void *slow_spinner(void *arg)
+{
+	(void)arg;
+	slow_spin();
+	return NULL;
+}
+
 static int slow_main(int rounds)
 {
 	struct timespec ms50 = { 0, 50 * 1000 * 1000 };
 	pthread_t t;
 	pid_t tid;
 
+	pthread_barrier_init(&slow_start, NULL, 2);
+	pthread_create(&t, NULL, slow_spinner, NULL);
+	slow_spin();
+	pthread_join(t, NULL);
 	pthread_create(&t, NULL, slow_waiter, &rounds);
 	while (!(tid = __atomic_load_n(&slow_tid, __ATOMIC_ACQUIRE)))
 		usleep(1000);

@@ -27,8 +27,10 @@
 int qc_futex_wait(uint32_t *uaddr, uint32_t val, const struct timespec *abs,
 		  clockid_t clk, enum qc_class c, enum qc_op op);
 
-/* The futex waits this thread has made (modulo 2^32): a caller that
- * reads it around a lock call knows whether the call slept. */
+/* The futex waits this thread has made (modulo 2^32), counted as each
+ * begins (one that returns at once, the word changed, counts too): a
+ * caller that reads it around a lock call knows whether the call may
+ * have slept. */
 extern __thread uint32_t qc_futex_sleeps __attribute__((tls_model("initial-exec")));
 
 /* Wake up to `nr` waiters of uaddr; returns how many were woken. */

@@ -15,10 +15,12 @@
  *     (the test kills the program).
  *   profile_prog spread [THREADS [ITERS]], many [THREADS [PASSES]]
  *     Mutexes taken in turn (below).
- *   profile_prog slow
- *     A waiter blocks on a mutex that main holds through a 50 ms sleep;
- *     prints the mutex's address and the waiter's own measure of its
- *     lock call (CLOCK_MONOTONIC, ns), for the report's wait to match.
+ *   profile_prog slow [ROUNDS]
+ *     Two threads take a mutex in turn (short waits, mostly sampled);
+ *     then, ROUNDS times, a waiter blocks on it while main holds it
+ *     through a 50 ms sleep; prints the mutex's address and the waiter's
+ *     own measure of its lock calls (CLOCK_MONOTONIC, ns), for the
+ *     report's waits at the waiter's site to match.
  */
 #define _GNU_SOURCE
 #include <pthread.h>

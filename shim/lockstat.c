@@ -317,8 +317,9 @@ void lockstat_flush_counts(void)
  * that stand for themselves (slept, first, no slot) keep their exact
  * counts, a site that waited keeps at least 1, and the largest sampled
  * part takes the rounding (with no sample, the site that waited most
- * takes the untimed waits, whose sites are not known).  The counts are read once and changed by
- * adds, so that a thread still counting at exit loses nothing.
+ * takes the untimed waits, whose sites are not known).  The counts are
+ * read once and changed by adds, so that a thread still counting at exit
+ * loses nothing.
  * Condition variables' waits are all timed.
  */
 static void ls_sites_scale(struct ls_row *r)

@@ -239,34 +239,30 @@ static inline unsigned pf_ways_of(const struct pf_set *s, uintptr_t key)
 	       (unsigned)(s->key[2] == key) << 2 | (unsigned)(s->key[3] == key) << 3;
 }
 
+/* The thread's slot for the lock (its index), counting nothing; else -1.
+ * *set: the lock's set. */
+static inline int pf_slot_find(struct pf_thread *t, const volatile void *lock,
+			       enum lockstat_kind kind, unsigned *set)
+{
+	uintptr_t key = ls_key(lock, kind);
+	unsigned i = (unsigned)(ls_hash(key) >> (64 - PF_SET_BITS));
+	/* The way, or PF_WAYS for none: one branch, whichever way it is. */
+	unsigned w = (unsigned)qa_ctz64(pf_ways_of(&t->sets[i], key) | 1u << PF_WAYS);
+
+	*set = i;
+	return qa_likely(w < PF_WAYS) ? (int)(i * PF_WAYS + w) : -1;
+}
+
 /* Count an acquisition in the thread's slot for the lock if it has one,
  * and return the slot's index; else -1 and *set: the lock's set. */
 static inline int pf_count_hit(struct pf_thread *t, const volatile void *lock,
 			       enum lockstat_kind kind, unsigned *set)
 {
-	uintptr_t key = ls_key(lock, kind);
-	unsigned i = (unsigned)(ls_hash(key) >> (64 - PF_SET_BITS));
-	struct pf_set *s = &t->sets[i];
-	/* The way, or PF_WAYS for none: one branch, whichever way it is. */
-	unsigned w = (unsigned)qa_ctz64(pf_ways_of(s, key) | 1u << PF_WAYS);
+	int i = pf_slot_find(t, lock, kind, set);
 
-	*set = i;
-	if (qa_likely(w < PF_WAYS)) {
-		qa_stat_add(&s->n[w], 1); /* ours alone; a report reads it */
-		return (int)(i * PF_WAYS + w);
-	}
-	return -1;
-}
-
-/* The thread's slot for the lock (its index), counting nothing; -1 if none. */
-static inline int pf_slot_find(struct pf_thread *t, const volatile void *lock,
-			       enum lockstat_kind kind)
-{
-	uintptr_t key = ls_key(lock, kind);
-	unsigned i = (unsigned)(ls_hash(key) >> (64 - PF_SET_BITS));
-	unsigned w = (unsigned)qa_ctz64(pf_ways_of(&t->sets[i], key) | 1u << PF_WAYS);
-
-	return w < PF_WAYS ? (int)(i * PF_WAYS + w) : -1;
+	if (qa_likely(i >= 0)) /* ours alone; a report reads it */
+		qa_stat_add(&t->sets[*set].n[i % PF_WAYS], 1);
+	return i;
 }
 
 /* t0: the acquisition's time after a wait, which times the hold; 0 = the
@@ -332,9 +328,11 @@ _Static_assert(PF_SAMPLE == 8, "pf_sampled() draws 3 bits");
 
 /*
  * An acquisition of `lock` by the call at `pc` after a wait that began at
- * t0 (ticks_now()); `slept`: the wait slept in the kernel.  A wait that
- * slept, or is sampled, is timed (lockstat_waited_timed()); else it is
- * counted in the thread's slot for the lock, with no clock read.
+ * t0 (ticks_now()); `slept`: the wait may have slept in the kernel.  A
+ * wait that slept, that is sampled, that is the thread's first timed one
+ * for the lock, or whose lock has no slot here is timed
+ * (lockstat_waited_timed()); else it is counted in the thread's slot for
+ * the lock, with no clock read.
  */
 static inline void lockstat_waited(const volatile void *lock, enum lockstat_kind kind,
 				   const void *pc, uint64_t t0, bool slept)
@@ -344,7 +342,8 @@ static inline void lockstat_waited(const volatile void *lock, enum lockstat_kind
 	uint32_t weight = 1; /* the waits this one stands for */
 
 	if (qa_likely(t != NULL)) {
-		int i = pf_slot_find(t, lock, kind);
+		unsigned set;
+		int i = pf_slot_find(t, lock, kind, &set);
 
 		sampled = pf_sampled(t);
 		/* A lock without a slot here is timed (its hold sampled); so
@@ -358,7 +357,7 @@ static inline void lockstat_waited(const volatile void *lock, enum lockstat_kind
 			if (sampled) {
 				weight = PF_SAMPLE;
 			} else {
-				qa_stat_add(&t->sets[i / PF_WAYS].n[i % PF_WAYS], 1);
+				qa_stat_add(&t->sets[set].n[i % PF_WAYS], 1);
 				qa_stat_add(&t->counts[i].contended, 1);
 				if (shim_profile_on)
 					pf_push(t, lock, kind, pc, NULL, 0);

@@ -181,10 +181,15 @@ expect_in "--stats --verbose" "$work/r" "futex_"
 #    that slept left to the sampling would count 8 times or not at all),
 #    and their site counts them exactly, beside a site whose many short
 #    waits are sampled (the sites add up to the contended acquisitions).
-if command -v python3 >/dev/null 2>&1; then
-	bounded "$run" --profile="$work/s.json" -- "$prog" slow 4 >"$work/o" 2>"$work/r" ||
-		bad "slow: exit status"
-	if python3 - "$work/s.json" $(cut -d' ' -f2,3 "$work/o") <<'EOF'
+#    Behind --mutex=glibc too, where the drop-in does not see the sleeps
+#    and counts every wait that could sleep as one that did.
+for how in default glibc; do
+	opt=
+	[ $how = glibc ] && opt=--mutex=glibc
+	if command -v python3 >/dev/null 2>&1; then
+		bounded "$run" $opt --profile="$work/s.json" -- "$prog" slow 4 >"$work/o" 2>"$work/r" ||
+			bad "slow ($how): exit status"
+		if python3 - "$work/s.json" $(cut -d' ' -f2,3 "$work/o") <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
 own = int(sys.argv[3])
@@ -201,9 +206,10 @@ assert all(s["count"] >= 1 for s in l["waited_at"]), l
 print("slow: waited %.1f ms, the waiter measured %.1f ms; %d waits in slow_spin" %
       (w["wait_ns"] / 1e6, own / 1e6, at["slow_spin"]["count"] if "slow_spin" in at else 0))
 EOF
-	then ok "the clock: waits of 50 ms or more that slept read what the waiter measured"
-	else bad "the clock: the 50 ms waits"; cat "$work/s.json"; fi
-fi
+		then ok "the clock ($how): waits of 50 ms or more that slept read what the waiter measured"
+		else bad "the clock ($how): the 50 ms waits"; cat "$work/s.json"; fi
+	fi
+done
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -150,11 +150,13 @@ void shim_setup(void)
 	(void)pthread_atfork(NULL, NULL, shim_atfork_child);
 	shim_stats_setup();
 	shim_lockdep_setup();
-	qa_write(&shim_mutex_fast, shim_malg == MALG_TP && !shim_stats_on &&
-					   !shim_lockdep_on);
-	qa_write(&shim_rwlock_fast, (shim_ralg == RALG_TP ||
-				     shim_ralg == RALG_QRWLOCK) &&
-					    !shim_stats_on && !shim_lockdep_on);
+	uint8_t fast = (uint8_t)(shim_lockdep_on ? 0u
+			   : shim_stats_on ? SHIM_FAST_ON | SHIM_FAST_COUNT
+			   : SHIM_FAST_ON);
+
+	qa_write(&shim_mutex_fast, shim_malg == MALG_TP ? fast : 0u);
+	qa_write(&shim_rwlock_fast, shim_ralg == RALG_TP ||
+				     shim_ralg == RALG_QRWLOCK ? fast : 0u);
 	qa_write_release(&shim_state, 2);
 }
 

@@ -47,19 +47,34 @@
 		 : (blockcall))
 
 /*
+ * A blocking call's inline path `fast` (true when it took the lock), the
+ * acquisition counted against the caller when `counting` (the statistics
+ * are on and the inline paths count, SHIM_FAST_COUNT): the uncontended
+ * case of LOCKSTAT_ACQUIRE, made without the general path's call.
+ * Expands inside the exported function (SHIM_CALLER()).
+ */
+#define SHIM_FAST_COUNTED(lock, fast, counting, kind) __extension__({         \
+	bool shim_ok_ = (fast);                                              \
+	if (shim_ok_ && (counting))                                          \
+		lockstat_acquired((lock), (kind), SHIM_CALLER());            \
+	shim_ok_;                                                            \
+})
+
+/*
  * The four acquisition calls of one lock mode, all alike: NAME (blocking),
  * TRY, TIMED (CLOCK_REALTIME deadline) and CLOCK (the caller's clock), on
  * an object of type T.  `fast(l)` is the inline uncontended path (NAME and
- * TRY take it first); `acquire(l, mode, clk, abs)` the general one (mode 0
+ * TRY take it first; `counting()`: NAME counts what it takes there,
+ * SHIM_FAST_COUNTED); `acquire(l, mode, clk, abs)` the general one (mode 0
  * block, 1 try, 2 timed); `obj` the lockdep object, `kind` the statistics'
  * kind.  NAME's general path (out of line, so that the fast path stays
  * small) is NAME_general, counted by the statistics: its first try is
- * `first_try(l)` (0 or EBUSY; a lock's counted one-RMW try, or
- * acquire(l, 1, ...)); TRY and the timed calls are not counted
+ * `first_try(l)` (0 or EBUSY: EBUSY where the inline path has just
+ * tried, else a general try); TRY and the timed calls are not counted
  * (lockstat.h).
  */
-#define SHIM_LOCK_CALLS(T, NAME, TRY, TIMED, CLOCK, fast, acquire, first_try, \
-			obj, kind)                                           \
+#define SHIM_LOCK_CALLS(T, NAME, TRY, TIMED, CLOCK, fast, counting, acquire,  \
+			first_try, obj, kind)                                \
 	static __attribute__((noinline)) int NAME##_general(T *l,            \
 							    const void *pc)   \
 	{                                                                    \
@@ -69,7 +84,9 @@
 	}                                                                    \
 	EXPORT int NAME(T *l)                                                \
 	{                                                                    \
-		return SHIM_LOCK(l, fast(l), obj, LD_BLOCK,                  \
+		return SHIM_LOCK(l, SHIM_FAST_COUNTED(l, fast(l), counting(),\
+						      kind),                 \
+				 obj, LD_BLOCK,                              \
 				 NAME##_general(l, SHIM_CALLER()));          \
 	}                                                                    \
 	EXPORT int TRY(T *l)                                                 \

@@ -228,6 +228,15 @@ static inline bool mutex_fast_ok(const struct qm *q)
 	return qa_likely(qa_read(&shim_mutex_fast)) && mutex_kind_fast(q);
 }
 
+/* The inline paths apply to this mutex and thread (the cached tid; 0:
+ * not cached yet, the general path fills it). */
+static inline uint32_t mutex_fast_tid(const struct qm *q)
+{
+	uint32_t tid = tp_self_tid_cached();
+
+	return mutex_fast_ok(q) ? tid : 0u;
+}
+
 /* The TP word's one-cmpxchg paths (a plain load and store while the
  * process has one thread); tid != 0. */
 static inline bool mutex_lock_tp(pthread_mutex_t *m, uint32_t tid)
@@ -252,25 +261,9 @@ static inline bool mutex_unlock_tp(pthread_mutex_t *m, uint32_t tid)
 static inline bool mutex_lock_fast(pthread_mutex_t *m)
 {
 #ifdef SHIM_WITH_TP
-	uint32_t tid = tp_self_tid_cached(); /* 0: the general path fills it */
+	uint32_t tid = mutex_fast_tid(QM(m));
 
-	if (!mutex_fast_ok(QM(m)) || qa_unlikely(tid == 0))
-		return false;
-	return mutex_lock_tp(m, tid);
-#else
-	(void)m;
-	return false;
-#endif
-}
-
-static inline bool mutex_unlock_fast(pthread_mutex_t *m)
-{
-#ifdef SHIM_WITH_TP
-	uint32_t tid = tp_self_tid_cached(); /* 0: never locked, general path */
-
-	if (!mutex_fast_ok(QM(m)) || qa_unlikely(tid == 0))
-		return false;
-	return mutex_unlock_tp(m, tid);
+	return qa_likely(tid != 0) && mutex_lock_tp(m, tid);
 #else
 	(void)m;
 	return false;
@@ -278,61 +271,61 @@ static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 }
 
 /*
- * The same paths while a report counts (shim_stats_on turns the ones
- * above off): a NORMAL or ADAPTIVE mutex on the TP algorithm is still
- * tried and released by one cmpxchg, without the general path's calls,
- * then counted; a failed try is the report's first, so a lock call
- * tries as many times before it waits as without the report.
- * mutex_try_counted(): 0 taken, EBUSY held, -1 not such a mutex (or no
- * tid cached yet).
+ * While the statistics count (SHIM_FAST_COUNT), the blocking lock's inline
+ * path counts what it takes (entry.h, SHIM_FAST_COUNTED) and the unlock's
+ * tells the statistics before it releases: the general path's call and
+ * checks cost a mutex that changes hands between running threads more
+ * than the counting does.  A trylock's inline path is not counted, as
+ * trylocks are not (lockstat.h).
  */
-static inline int mutex_try_counted(pthread_mutex_t *m)
+static inline bool mutex_fast_counting(void)
 {
-#ifdef SHIM_WITH_TP
-	uint32_t tid = tp_self_tid_cached();
-
-	if (shim_malg != MALG_TP || !mutex_kind_fast(QM(m)) || qa_unlikely(tid == 0))
-		return -1;
-	return mutex_lock_tp(m, tid) ? 0 : EBUSY;
-#else
-	(void)m;
-	return -1;
-#endif
+	return qa_unlikely(qa_read(&shim_mutex_fast) & SHIM_FAST_COUNT);
 }
 
-static inline bool mutex_unlock_counted(pthread_mutex_t *m)
+static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 {
 #ifdef SHIM_WITH_TP
-	uint32_t tid = tp_self_tid_cached();
+	uint32_t tid = mutex_fast_tid(QM(m)); /* 0: never locked, general path */
 
-	return shim_malg == MALG_TP && mutex_kind_fast(QM(m)) && qa_likely(tid != 0) &&
-	       mutex_unlock_tp(m, tid);
+	if (qa_unlikely(tid == 0))
+		return false;
+	if (mutex_fast_counting()) {
+		lockstat_release(m);
+		/* Told once: a mutex with waiters is released here. */
+		if (!mutex_unlock_tp(m, tid))
+			(void)mutex_release(m); /* 0 for these kinds */
+		return true;
+	}
+	return mutex_unlock_tp(m, tid);
 #else
 	(void)m;
 	return false;
 #endif
 }
 
-/* The counted general path's first try (entry.h): the one-cmpxchg try
- * where it applies, else the general try. */
+/* The counted general path's first try (entry.h): the inline path has
+ * just found the mutex held where it applies (so a lock call tries as
+ * many times before it waits as without the statistics); else the
+ * general try. */
 static inline int mutex_first_try(pthread_mutex_t *m)
 {
-	int first = mutex_try_counted(m);
-
-	return first >= 0 ? first : mutex_acquire(m, 1, CLOCK_REALTIME, NULL);
+#ifdef SHIM_WITH_TP
+	if (mutex_fast_tid(QM(m)) != 0)
+		return EBUSY;
+#endif
+	return mutex_acquire(m, 1, CLOCK_REALTIME, NULL);
 }
 
 SHIM_LOCK_CALLS(pthread_mutex_t, pthread_mutex_lock, pthread_mutex_trylock,
 		pthread_mutex_timedlock, pthread_mutex_clocklock,
-		mutex_lock_fast, mutex_acquire, mutex_first_try, LD_MUTEX,
-		LOCKSTAT_MUTEX)
+		mutex_lock_fast, mutex_fast_counting, mutex_acquire,
+		mutex_first_try, LD_MUTEX, LOCKSTAT_MUTEX)
 
 static inline int mutex_unlock_general(pthread_mutex_t *m)
 {
 	ready();
 	SHIM_RELEASED(m);
-	if (qa_unlikely(shim_stats_on) && mutex_unlock_counted(m))
-		return 0;
 	return mutex_release(m);
 }
 

@@ -296,7 +296,7 @@ void lockstat_release_slow(struct pf_thread *t, const volatile void *lock);
 
 /* Count one acquisition of `lock`, made by the call at `pc`, that did not
  * wait (and, profiling, push it on the held-lock stack). */
-static inline void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind,
+static inline __attribute__((always_inline)) void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind,
 				     const void *pc)
 {
 	struct pf_thread *t = pf_self;
@@ -369,7 +369,7 @@ static inline void lockstat_waited(const volatile void *lock, enum lockstat_kind
 }
 
 /* An unlock of `lock` by this thread, before the lock is released. */
-static inline void lockstat_release(const volatile void *lock)
+static inline __attribute__((always_inline)) void lockstat_release(const volatile void *lock)
 {
 	struct pf_thread *t;
 

@@ -490,25 +490,33 @@ static inline bool rw_unlock_fast(pthread_rwlock_t *r)
 }
 
 /*
- * The same paths while a report counts (shim_stats_on turns the ones
- * above off; lockdep's checks sit around the general path, so they may
- * run there too): a process-private rwlock on the qrwlock or the TP
- * algorithm is still tried and released by the inline fast path, then
- * counted; a miss takes the general try, so only a lock that is really
- * held counts as contended.
+ * While the statistics count (SHIM_FAST_COUNT), the blocking locks'
+ * inline paths count what they take (entry.h, SHIM_FAST_COUNTED) and the
+ * unlock's tells the statistics before it releases, as the mutex's do
+ * (mutex.c).  With lockdep's checks too, the inline paths are off, and
+ * the general paths below still try and release a process-private
+ * rwlock on the qrwlock or the TP algorithm by the inline paths' code.
+ * A first try that misses takes the general try, so only a lock that is
+ * really held counts as contended.
  */
+static inline bool rw_fast_counting(void)
+{
+	return qa_unlikely(qa_read(&shim_rwlock_fast) & SHIM_FAST_COUNT);
+}
+
 static inline bool rw_counted_fast_ok(const struct qrw *q)
 {
 	return (shim_ralg == RALG_TP || shim_ralg == RALG_QRWLOCK) &&
 	       qa_likely(q->shared == 0);
 }
 
-/* The counted general paths' first tries (entry.h). */
+/* The counted general paths' first tries (entry.h); the inline path
+ * has just missed where rw_fast_ok(). */
 static inline int rw_rdlock_try(pthread_rwlock_t *r)
 {
 	struct qrw *q = QRW(r);
 
-	if (rw_counted_fast_ok(q) && rw_rdlock_fast_alg(q)) {
+	if (!rw_fast_ok(q) && rw_counted_fast_ok(q) && rw_rdlock_fast_alg(q)) {
 		rd_track(r);
 		return 0;
 	}
@@ -519,19 +527,21 @@ static inline int rw_wrlock_try(pthread_rwlock_t *r)
 {
 	struct qrw *q = QRW(r);
 
-	if (rw_counted_fast_ok(q) && rw_wrlock_fast_alg(q))
+	if (!rw_fast_ok(q) && rw_counted_fast_ok(q) && rw_wrlock_fast_alg(q))
 		return 0;
 	return rw_wrlock(r, 1, CLOCK_REALTIME, NULL);
 }
 
 SHIM_LOCK_CALLS(pthread_rwlock_t, pthread_rwlock_rdlock, pthread_rwlock_tryrdlock,
 		pthread_rwlock_timedrdlock, pthread_rwlock_clockrdlock,
-		rw_rdlock_fast, rw_rdlock, rw_rdlock_try, LD_RWLOCK_READ,
+		rw_rdlock_fast, rw_fast_counting, rw_rdlock, rw_rdlock_try,
+		LD_RWLOCK_READ,
 		LOCKSTAT_RWLOCK_READ)
 
 SHIM_LOCK_CALLS(pthread_rwlock_t, pthread_rwlock_wrlock, pthread_rwlock_trywrlock,
 		pthread_rwlock_timedwrlock, pthread_rwlock_clockwrlock,
-		rw_wrlock_fast, rw_wrlock, rw_wrlock_try, LD_RWLOCK_WRITE,
+		rw_wrlock_fast, rw_fast_counting, rw_wrlock, rw_wrlock_try,
+		LD_RWLOCK_WRITE,
 		LOCKSTAT_RWLOCK_WRITE)
 
 static __attribute__((noinline)) int rw_unlock_general(pthread_rwlock_t *r)
@@ -544,8 +554,22 @@ static __attribute__((noinline)) int rw_unlock_general(pthread_rwlock_t *r)
 	return rw_unlock(r);
 }
 
+/* The general release, the statistics told already (out of line: the
+ * inline unlock stays small). */
+static __attribute__((noinline)) int rw_unlock_told(pthread_rwlock_t *r)
+{
+	return rw_unlock(r);
+}
+
 EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *r)
 {
+	if (rw_fast_counting() && rw_fast_ok(QRW(r))) {
+		/* Told once: a lock the inline path cannot release (a
+		 * waiter, another thread's write lock) takes the general
+		 * release. */
+		lockstat_release(r);
+		return rw_unlock_fast_alg(QRW(r)) ? 0 : rw_unlock_told(r);
+	}
 	return SHIM_UNLOCK(r, rw_unlock_fast(r), LD_RWLOCK_WRITE,
 			   rw_unlock_general(r));
 }

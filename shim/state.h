@@ -83,11 +83,15 @@ const char *shim_alg_name(const char *what);
 /* ---- set-up ------------------------------------------------------------- */
 
 extern int shim_state; /* 0 = not set up, 1 = being set up, 2 = ready */
-/* Set up, mutexes on the TP algorithm and no statistics: the entry points
- * of NORMAL and ADAPTIVE mutexes may take the inline fast paths (mutex.c). */
-extern bool shim_mutex_fast;
+/* Set up, mutexes on the TP algorithm and no lock-order checks: the entry
+ * points of NORMAL and ADAPTIVE mutexes may take the inline fast paths
+ * (mutex.c); SHIM_FAST_COUNT also while the statistics count, so that the
+ * fast paths count too (entry.h).  0: off. */
+#define SHIM_FAST_ON    1u
+#define SHIM_FAST_COUNT 2u
+extern uint8_t shim_mutex_fast;
 /* The same for process-private rwlocks on the qrwlock or TP (rwlock.c). */
-extern bool shim_rwlock_fast;
+extern uint8_t shim_rwlock_fast;
 
 /* ---- statistics switches ------------------------------------------------- */
 

@@ -46,48 +46,46 @@
 				    (blockcall))                             \
 		 : (blockcall))
 
-/*
- * A blocking call's inline path `fast` (true when it took the lock), the
- * acquisition counted against the caller when `counting` (the statistics
- * are on and the inline paths count, SHIM_FAST_COUNT): the uncontended
- * case of LOCKSTAT_ACQUIRE, made without the general path's call.
- * Expands inside the exported function (SHIM_CALLER()).
- */
-#define SHIM_FAST_COUNTED(lock, fast, counting, kind) __extension__({         \
-	bool shim_ok_ = (fast);                                              \
-	if (shim_ok_ && (counting))                                          \
-		lockstat_acquired((lock), (kind), SHIM_CALLER());            \
-	shim_ok_;                                                            \
-})
+/* What a blocking call's inline path did: took the lock (and counted it
+ * while the statistics count: the uncontended case of LOCKSTAT_ACQUIRE,
+ * without the general path's call), tried and found it held, or did not
+ * apply. */
+#define SHIM_FAST_TAKEN   1
+#define SHIM_FAST_MISSED  0
+#define SHIM_FAST_NONE  (-1)
 
 /*
  * The four acquisition calls of one lock mode, all alike: NAME (blocking),
  * TRY, TIMED (CLOCK_REALTIME deadline) and CLOCK (the caller's clock), on
- * an object of type T.  `fast(l)` is the inline uncontended path (NAME and
- * TRY take it first; `counting()`: NAME counts what it takes there,
- * SHIM_FAST_COUNTED); `acquire(l, mode, clk, abs)` the general one (mode 0
- * block, 1 try, 2 timed); `obj` the lockdep object, `kind` the statistics'
- * kind.  NAME's general path (out of line, so that the fast path stays
- * small) is NAME_general, counted by the statistics: its first try is
- * `first_try(l)` (0 or EBUSY: EBUSY where the inline path has just
- * tried, else a general try); TRY and the timed calls are not counted
+ * an object of type T.  `fast(l)` is TRY's inline uncontended path (true
+ * when it took the lock), `lock_fast(l, pc)` NAME's (SHIM_FAST_*; it
+ * counts what it takes against pc while the statistics count);
+ * `acquire(l, mode, clk, abs)` the general one (mode 0 block, 1 try, 2
+ * timed); `obj` the lockdep object, `kind` the statistics' kind.  NAME's
+ * general path (out of line, so that the fast path stays small) is
+ * NAME_general, counted by the statistics: its first try is
+ * `first_try(l, missed)` (0 or EBUSY; `missed`: the inline path has just
+ * found the lock held); TRY and the timed calls are not counted
  * (lockstat.h).
  */
-#define SHIM_LOCK_CALLS(T, NAME, TRY, TIMED, CLOCK, fast, counting, acquire,  \
+#define SHIM_LOCK_CALLS(T, NAME, TRY, TIMED, CLOCK, fast, lock_fast, acquire, \
 			first_try, obj, kind)                                \
 	static __attribute__((noinline)) int NAME##_general(T *l,            \
-							    const void *pc)   \
+							    const void *pc,   \
+							    bool missed)      \
 	{                                                                    \
 		ready();                                                     \
-		return SHIM_COUNTED(l, kind, pc, first_try(l),               \
+		return SHIM_COUNTED(l, kind, pc, first_try(l, missed),       \
 				    acquire(l, 0, CLOCK_REALTIME, NULL));    \
 	}                                                                    \
 	EXPORT int NAME(T *l)                                                \
 	{                                                                    \
-		return SHIM_LOCK(l, SHIM_FAST_COUNTED(l, fast(l), counting(),\
-						      kind),                 \
+		int shim_fast_;                                              \
+		return SHIM_LOCK(l, (shim_fast_ = lock_fast(l, SHIM_CALLER())) \
+					    == SHIM_FAST_TAKEN,              \
 				 obj, LD_BLOCK,                              \
-				 NAME##_general(l, SHIM_CALLER()));          \
+				 NAME##_general(l, SHIM_CALLER(),            \
+						shim_fast_ == SHIM_FAST_MISSED)); \
 	}                                                                    \
 	EXPORT int TRY(T *l)                                                 \
 	{                                                                    \

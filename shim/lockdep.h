@@ -5,8 +5,8 @@
  * the design and docs/lockdep.md for the reports.
  *
  * Off, it costs the entry points one predictable branch on
- * shim_lockdep_on (the drop-in's inline fast paths are then off too, as
- * with the statistics, so every lock call reaches its hook).
+ * shim_lockdep_on (the drop-in's inline fast paths are then off too, so
+ * every lock call reaches its hook).
  *
  * Held-lock stacks (for the deadlock watchdog and any other reader in
  * the shim): every thread that takes a lock while lockdep is on has a

@@ -208,8 +208,7 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
  * shim_mutex_fast, the cached tid and __libc_single_threaded (while the
  * process has one thread, a plain load and store replace the cmpxchg, as
  * in glibc).  A thread whose tid is not cached yet takes the general path
- * once, which caches it: so the fast paths make no call and need no stack
- * frame.  No fork check is needed there: the lock cmpxchg only takes a
+ * once, which caches it: so the fast paths make no call.  No fork check is needed there: the lock cmpxchg only takes a
  * free word, and the unlock cmpxchg only releases a word that is exactly
  * our tid, both right in a fork child too; whatever a fork left
  * behind (WAITERS, a ghost top waiter) sends the call to the general path,
@@ -223,18 +222,14 @@ static inline bool mutex_kind_fast(const struct qm *q)
 	return qa_likely(kind == MUTEX_NORMAL || kind == MUTEX_ADAPTIVE);
 }
 
-static inline bool mutex_fast_ok(const struct qm *q)
-{
-	return qa_likely(qa_read(&shim_mutex_fast)) && mutex_kind_fast(q);
-}
-
-/* The inline paths apply to this mutex and thread (the cached tid; 0:
- * not cached yet, the general path fills it). */
-static inline uint32_t mutex_fast_tid(const struct qm *q)
+/* The inline paths apply to this mutex and thread, the switch read
+ * once (f: shim_mutex_fast): the cached tid, 0 for no (not cached yet:
+ * the general path fills it). */
+static inline uint32_t mutex_fast_tid(uint8_t f, const struct qm *q)
 {
 	uint32_t tid = tp_self_tid_cached();
 
-	return mutex_fast_ok(q) ? tid : 0u;
+	return qa_likely(f) && mutex_kind_fast(q) ? tid : 0u;
 }
 
 /* The TP word's one-cmpxchg paths (a plain load and store while the
@@ -258,10 +253,11 @@ static inline bool mutex_unlock_tp(pthread_mutex_t *m, uint32_t tid)
 }
 #endif
 
+/* The trylock's inline path (not counted, as trylocks are not). */
 static inline bool mutex_lock_fast(pthread_mutex_t *m)
 {
 #ifdef SHIM_WITH_TP
-	uint32_t tid = mutex_fast_tid(QM(m));
+	uint32_t tid = mutex_fast_tid(qa_read(&shim_mutex_fast), QM(m));
 
 	return qa_likely(tid != 0) && mutex_lock_tp(m, tid);
 #else
@@ -272,25 +268,43 @@ static inline bool mutex_lock_fast(pthread_mutex_t *m)
 
 /*
  * While the statistics count (SHIM_FAST_COUNT), the blocking lock's inline
- * path counts what it takes (entry.h, SHIM_FAST_COUNTED) and the unlock's
- * tells the statistics before it releases: the general path's call and
- * checks cost a mutex that changes hands between running threads more
- * than the counting does.  A trylock's inline path is not counted, as
- * trylocks are not (lockstat.h).
+ * path counts what it takes and the unlock's tells the statistics before
+ * it releases: the general path's call and checks cost a mutex that
+ * changes hands between running threads more than the counting does.
+ * With lockdep on the switch is 0, and the general path tries and
+ * releases the mutex by its general calls.
+ * mutex_lock_fast_counted(): SHIM_FAST_TAKEN, SHIM_FAST_MISSED (tried,
+ * held) or SHIM_FAST_NONE (entry.h).
  */
-static inline bool mutex_fast_counting(void)
+static inline int mutex_lock_fast_counted(pthread_mutex_t *m, const void *pc)
 {
-	return qa_unlikely(qa_read(&shim_mutex_fast) & SHIM_FAST_COUNT);
+#ifdef SHIM_WITH_TP
+	uint8_t f = qa_read(&shim_mutex_fast);
+	uint32_t tid = mutex_fast_tid(f, QM(m));
+
+	if (qa_unlikely(tid == 0))
+		return SHIM_FAST_NONE;
+	if (!mutex_lock_tp(m, tid))
+		return SHIM_FAST_MISSED;
+	if (qa_unlikely(f & SHIM_FAST_COUNT))
+		lockstat_acquired(m, LOCKSTAT_MUTEX, pc);
+	return SHIM_FAST_TAKEN;
+#else
+	(void)m;
+	(void)pc;
+	return SHIM_FAST_NONE;
+#endif
 }
 
 static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 {
 #ifdef SHIM_WITH_TP
-	uint32_t tid = mutex_fast_tid(QM(m)); /* 0: never locked, general path */
+	uint8_t f = qa_read(&shim_mutex_fast);
+	uint32_t tid = mutex_fast_tid(f, QM(m)); /* 0: never locked, general path */
 
 	if (qa_unlikely(tid == 0))
 		return false;
-	if (mutex_fast_counting()) {
+	if (qa_unlikely(f & SHIM_FAST_COUNT)) {
 		lockstat_release(m);
 		/* Told once: a mutex with waiters is released here. */
 		if (!mutex_unlock_tp(m, tid))
@@ -304,22 +318,17 @@ static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 #endif
 }
 
-/* The counted general path's first try (entry.h): the inline path has
- * just found the mutex held where it applies (so a lock call tries as
- * many times before it waits as without the statistics); else the
- * general try. */
-static inline int mutex_first_try(pthread_mutex_t *m)
+/* The counted general path's first try (entry.h): the inline path's
+ * miss where it tried (so a lock call tries as many times before it
+ * waits as without the statistics), else the general try. */
+static inline int mutex_first_try(pthread_mutex_t *m, bool missed)
 {
-#ifdef SHIM_WITH_TP
-	if (mutex_fast_tid(QM(m)) != 0)
-		return EBUSY;
-#endif
-	return mutex_acquire(m, 1, CLOCK_REALTIME, NULL);
+	return missed ? EBUSY : mutex_acquire(m, 1, CLOCK_REALTIME, NULL);
 }
 
 SHIM_LOCK_CALLS(pthread_mutex_t, pthread_mutex_lock, pthread_mutex_trylock,
 		pthread_mutex_timedlock, pthread_mutex_clocklock,
-		mutex_lock_fast, mutex_fast_counting, mutex_acquire,
+		mutex_lock_fast, mutex_lock_fast_counted, mutex_acquire,
 		mutex_first_try, LD_MUTEX, LOCKSTAT_MUTEX)
 
 static inline int mutex_unlock_general(pthread_mutex_t *m)

@@ -369,13 +369,16 @@ EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *r)
  * The TP word names its writer, so an unlock tells a reader from the
  * writer by the word alone; the qrwlock's unlock asks q->writer.
  */
-static inline bool rw_fast_ok(const struct qrw *q)
+/* f: shim_rwlock_fast, read once per call. */
+static inline bool rw_fast_ok(uint8_t f, const struct qrw *q)
 {
-	return qa_likely(qa_read(&shim_rwlock_fast)) &&
-	       qa_likely(q->shared == 0);
+	return qa_likely(f) && qa_likely(q->shared == 0);
 }
 
-static inline bool rw_rdlock_fast_alg(struct qrw *q)
+/* The algorithms' inline paths, each expanded in every entry point that
+ * takes it (always_inline: an unlock that calls out loses what the
+ * inline path saves). */
+static inline __attribute__((always_inline)) bool rw_rdlock_fast_alg(struct qrw *q)
 {
 #ifdef SHIM_WITH_QRWLOCK
 	if (shim_ralg == RALG_QRWLOCK)
@@ -393,13 +396,13 @@ static inline bool rw_rdlock_fast(pthread_rwlock_t *r)
 {
 	struct qrw *q = QRW(r);
 
-	if (!rw_fast_ok(q) || !rw_rdlock_fast_alg(q))
+	if (!rw_fast_ok(qa_read(&shim_rwlock_fast), q) || !rw_rdlock_fast_alg(q))
 		return false;
 	rd_track(r);
 	return true;
 }
 
-static inline bool rw_wrlock_fast_alg(struct qrw *q)
+static inline __attribute__((always_inline)) bool rw_wrlock_fast_alg(struct qrw *q)
 {
 #ifdef SHIM_WITH_QRWLOCK
 	if (shim_ralg == RALG_QRWLOCK) {
@@ -426,12 +429,12 @@ static inline bool rw_wrlock_fast(pthread_rwlock_t *r)
 {
 	struct qrw *q = QRW(r);
 
-	return rw_fast_ok(q) && rw_wrlock_fast_alg(q);
+	return rw_fast_ok(qa_read(&shim_rwlock_fast), q) && rw_wrlock_fast_alg(q);
 }
 
 #ifdef SHIM_WITH_QRWLOCK
 /* The qrwlock's word does not name its writer: q->writer does. */
-static inline bool rw_unlock_fast_qrwlock(struct qrw *q)
+static inline __attribute__((always_inline)) bool rw_unlock_fast_qrwlock(struct qrw *q)
 {
 	qlock_rwlock_t *l = (qlock_rwlock_t *)q->alg;
 	uint64_t w = qa_read(&q->writer);
@@ -450,7 +453,7 @@ static inline bool rw_unlock_fast_qrwlock(struct qrw *q)
 }
 #endif
 
-static inline bool rw_unlock_fast_alg(struct qrw *q)
+static inline __attribute__((always_inline)) bool rw_unlock_fast_alg(struct qrw *q)
 {
 #ifdef SHIM_WITH_QRWLOCK
 	if (shim_ralg == RALG_QRWLOCK)
@@ -482,26 +485,44 @@ static inline bool rw_unlock_fast_alg(struct qrw *q)
 #endif
 }
 
-static inline bool rw_unlock_fast(pthread_rwlock_t *r)
-{
-	struct qrw *q = QRW(r);
-
-	return rw_fast_ok(q) && rw_unlock_fast_alg(q);
-}
-
 /*
  * While the statistics count (SHIM_FAST_COUNT), the blocking locks'
- * inline paths count what they take (entry.h, SHIM_FAST_COUNTED) and the
- * unlock's tells the statistics before it releases, as the mutex's do
- * (mutex.c).  With lockdep's checks too, the inline paths are off, and
- * the general paths below still try and release a process-private
- * rwlock on the qrwlock or the TP algorithm by the inline paths' code.
- * A first try that misses takes the general try, so only a lock that is
- * really held counts as contended.
+ * inline paths count what they take and the unlock's tells the
+ * statistics before it releases, as the mutex's do (mutex.c); their
+ * results are SHIM_FAST_* (entry.h).  With lockdep's checks too, the
+ * inline paths are off, and the general paths below still try and
+ * release a process-private rwlock on the qrwlock or the TP algorithm by
+ * the inline paths' code.  A first try after the inline path's miss is
+ * the general try, so only a lock that is really held counts as
+ * contended.
  */
-static inline bool rw_fast_counting(void)
+static inline int rw_rdlock_fast_counted(pthread_rwlock_t *r, const void *pc)
 {
-	return qa_unlikely(qa_read(&shim_rwlock_fast) & SHIM_FAST_COUNT);
+	uint8_t f = qa_read(&shim_rwlock_fast);
+	struct qrw *q = QRW(r);
+
+	if (!rw_fast_ok(f, q))
+		return SHIM_FAST_NONE;
+	if (!rw_rdlock_fast_alg(q))
+		return SHIM_FAST_MISSED;
+	rd_track(r);
+	if (qa_unlikely(f & SHIM_FAST_COUNT))
+		lockstat_acquired(r, LOCKSTAT_RWLOCK_READ, pc);
+	return SHIM_FAST_TAKEN;
+}
+
+static inline int rw_wrlock_fast_counted(pthread_rwlock_t *r, const void *pc)
+{
+	uint8_t f = qa_read(&shim_rwlock_fast);
+	struct qrw *q = QRW(r);
+
+	if (!rw_fast_ok(f, q))
+		return SHIM_FAST_NONE;
+	if (!rw_wrlock_fast_alg(q))
+		return SHIM_FAST_MISSED;
+	if (qa_unlikely(f & SHIM_FAST_COUNT))
+		lockstat_acquired(r, LOCKSTAT_RWLOCK_WRITE, pc);
+	return SHIM_FAST_TAKEN;
 }
 
 static inline bool rw_counted_fast_ok(const struct qrw *q)
@@ -510,37 +531,36 @@ static inline bool rw_counted_fast_ok(const struct qrw *q)
 	       qa_likely(q->shared == 0);
 }
 
-/* The counted general paths' first tries (entry.h); the inline path
- * has just missed where rw_fast_ok(). */
-static inline int rw_rdlock_try(pthread_rwlock_t *r)
+/* The counted general paths' first tries (entry.h). */
+static inline int rw_rdlock_try(pthread_rwlock_t *r, bool missed)
 {
 	struct qrw *q = QRW(r);
 
-	if (!rw_fast_ok(q) && rw_counted_fast_ok(q) && rw_rdlock_fast_alg(q)) {
+	if (!missed && rw_counted_fast_ok(q) && rw_rdlock_fast_alg(q)) {
 		rd_track(r);
 		return 0;
 	}
 	return rw_rdlock(r, 1, CLOCK_REALTIME, NULL);
 }
 
-static inline int rw_wrlock_try(pthread_rwlock_t *r)
+static inline int rw_wrlock_try(pthread_rwlock_t *r, bool missed)
 {
 	struct qrw *q = QRW(r);
 
-	if (!rw_fast_ok(q) && rw_counted_fast_ok(q) && rw_wrlock_fast_alg(q))
+	if (!missed && rw_counted_fast_ok(q) && rw_wrlock_fast_alg(q))
 		return 0;
 	return rw_wrlock(r, 1, CLOCK_REALTIME, NULL);
 }
 
 SHIM_LOCK_CALLS(pthread_rwlock_t, pthread_rwlock_rdlock, pthread_rwlock_tryrdlock,
 		pthread_rwlock_timedrdlock, pthread_rwlock_clockrdlock,
-		rw_rdlock_fast, rw_fast_counting, rw_rdlock, rw_rdlock_try,
+		rw_rdlock_fast, rw_rdlock_fast_counted, rw_rdlock, rw_rdlock_try,
 		LD_RWLOCK_READ,
 		LOCKSTAT_RWLOCK_READ)
 
 SHIM_LOCK_CALLS(pthread_rwlock_t, pthread_rwlock_wrlock, pthread_rwlock_trywrlock,
 		pthread_rwlock_timedwrlock, pthread_rwlock_clockwrlock,
-		rw_wrlock_fast, rw_fast_counting, rw_wrlock, rw_wrlock_try,
+		rw_wrlock_fast, rw_wrlock_fast_counted, rw_wrlock, rw_wrlock_try,
 		LD_RWLOCK_WRITE,
 		LOCKSTAT_RWLOCK_WRITE)
 
@@ -563,14 +583,23 @@ static __attribute__((noinline)) int rw_unlock_told(pthread_rwlock_t *r)
 
 EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *r)
 {
-	if (rw_fast_counting() && rw_fast_ok(QRW(r))) {
+	uint8_t f = qa_read(&shim_rwlock_fast);
+	struct qrw *q = QRW(r);
+
+	if (rw_fast_ok(f, q)) {
+		bool counted = qa_unlikely(f & SHIM_FAST_COUNT);
+
+		if (counted)
+			lockstat_release(r);
+		if (rw_unlock_fast_alg(q))
+			return 0;
 		/* Told once: a lock the inline path cannot release (a
 		 * waiter, another thread's write lock) takes the general
 		 * release. */
-		lockstat_release(r);
-		return rw_unlock_fast_alg(QRW(r)) ? 0 : rw_unlock_told(r);
+		if (counted)
+			return rw_unlock_told(r);
 	}
-	return SHIM_UNLOCK(r, rw_unlock_fast(r), LD_RWLOCK_WRITE,
+	return SHIM_UNLOCK(r, false, LD_RWLOCK_WRITE,
 			   rw_unlock_general(r));
 }
 

@@ -208,8 +208,9 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
  * shim_mutex_fast, the cached tid and __libc_single_threaded (while the
  * process has one thread, a plain load and store replace the cmpxchg, as
  * in glibc).  A thread whose tid is not cached yet takes the general path
- * once, which caches it: so the fast paths make no call.  No fork check is needed there: the lock cmpxchg only takes a
- * free word, and the unlock cmpxchg only releases a word that is exactly
+ * once, which caches it: so the fast paths make no call.  No fork check
+ * is needed there: the lock cmpxchg only takes a free word, and the
+ * unlock cmpxchg only releases a word that is exactly
  * our tid, both right in a fork child too; whatever a fork left
  * behind (WAITERS, a ghost top waiter) sends the call to the general path,
  * which repairs it (mutex_fork_check()).

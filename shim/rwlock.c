@@ -368,8 +368,8 @@ EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *r)
  * that must pass waiting writers (they set WAITERS, so it misses here).
  * The TP word names its writer, so an unlock tells a reader from the
  * writer by the word alone; the qrwlock's unlock asks q->writer.
+ * rw_fast_ok()'s f: shim_rwlock_fast, read once per call.
  */
-/* f: shim_rwlock_fast, read once per call. */
 static inline bool rw_fast_ok(uint8_t f, const struct qrw *q)
 {
 	return qa_likely(f) && qa_likely(q->shared == 0);
@@ -496,33 +496,31 @@ static inline __attribute__((always_inline)) bool rw_unlock_fast_alg(struct qrw 
  * the general try, so only a lock that is really held counts as
  * contended.
  */
-static inline int rw_rdlock_fast_counted(pthread_rwlock_t *r, const void *pc)
+static inline __attribute__((always_inline)) int
+rw_lock_fast_counted(pthread_rwlock_t *r, const void *pc, bool write)
 {
 	uint8_t f = qa_read(&shim_rwlock_fast);
 	struct qrw *q = QRW(r);
 
 	if (!rw_fast_ok(f, q))
 		return SHIM_FAST_NONE;
-	if (!rw_rdlock_fast_alg(q))
+	if (!(write ? rw_wrlock_fast_alg(q) : rw_rdlock_fast_alg(q)))
 		return SHIM_FAST_MISSED;
-	rd_track(r);
+	if (!write)
+		rd_track(r);
 	if (qa_unlikely(f & SHIM_FAST_COUNT))
-		lockstat_acquired(r, LOCKSTAT_RWLOCK_READ, pc);
+		lockstat_acquired(r, write ? LOCKSTAT_RWLOCK_WRITE : LOCKSTAT_RWLOCK_READ, pc);
 	return SHIM_FAST_TAKEN;
+}
+
+static inline int rw_rdlock_fast_counted(pthread_rwlock_t *r, const void *pc)
+{
+	return rw_lock_fast_counted(r, pc, false);
 }
 
 static inline int rw_wrlock_fast_counted(pthread_rwlock_t *r, const void *pc)
 {
-	uint8_t f = qa_read(&shim_rwlock_fast);
-	struct qrw *q = QRW(r);
-
-	if (!rw_fast_ok(f, q))
-		return SHIM_FAST_NONE;
-	if (!rw_wrlock_fast_alg(q))
-		return SHIM_FAST_MISSED;
-	if (qa_unlikely(f & SHIM_FAST_COUNT))
-		lockstat_acquired(r, LOCKSTAT_RWLOCK_WRITE, pc);
-	return SHIM_FAST_TAKEN;
+	return rw_lock_fast_counted(r, pc, true);
 }
 
 static inline bool rw_counted_fast_ok(const struct qrw *q)
@@ -587,17 +585,17 @@ EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *r)
 	struct qrw *q = QRW(r);
 
 	if (rw_fast_ok(f, q)) {
-		bool counted = qa_unlikely(f & SHIM_FAST_COUNT);
-
-		if (counted)
+		/* Two copies of the inline path, so that the plain one keeps
+		 * nothing live across it (no stack frame). */
+		if (qa_unlikely(f & SHIM_FAST_COUNT)) {
 			lockstat_release(r);
+			/* Told once: a lock the inline path cannot release
+			 * (a waiter, another thread's write lock) takes the
+			 * general release. */
+			return rw_unlock_fast_alg(q) ? 0 : rw_unlock_told(r);
+		}
 		if (rw_unlock_fast_alg(q))
 			return 0;
-		/* Told once: a lock the inline path cannot release (a
-		 * waiter, another thread's write lock) takes the general
-		 * release. */
-		if (counted)
-			return rw_unlock_told(r);
 	}
 	return SHIM_UNLOCK(r, false, LD_RWLOCK_WRITE,
 			   rw_unlock_general(r));

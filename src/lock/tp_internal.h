@@ -39,10 +39,11 @@
  * kernel mutex's first waiter does after one wake-up that did not get it,
  * a sleeper woken from the serial word that finds it taken asks for it:
  *	ho word:  bits 8-31 (TP_HO_SHIFT) 0 no request, else the requester's
- *	          tid; bits 0-7 are kept as they are (zero today; the word
- *	          is the lock's `nval`, which the lock word's SLEEPER bit
- *	          replaced, and the mutex must stay 16 bytes for the
- *	          pthread drop-in)
+ *	          tid; bits 0-7 are kept as they are by this protocol (the
+ *	          mutex keeps its serial-lock spin there,
+ *	          tp_serial_spin_learn(); the word is the lock's `nval`,
+ *	          which the lock word's SLEEPER bit replaced, and the mutex
+ *	          must stay 16 bytes for the pthread drop-in)
  *	request:  cmpxchg ho's request 0 -> tid, then cmpxchg serial 0 -> 2
  *	          (if that succeeds the lock is ours: request back to 0); else
  *	          futex-wait on ho until the request is no longer our tid
@@ -380,6 +381,7 @@ struct tp_watch {
 	const uint32_t *val;
 	uint32_t tid_mask, shared;
 	bool *off_cpu_seen;
+	bool adapt; /* the spin adapts (tp_serial_spin_learn()) */
 };
 #define TP_SERIAL_WATCH 32
 
@@ -405,6 +407,52 @@ static inline bool tp_watch_stalled(const struct tp_watch *w, uint32_t spent)
 #endif
 }
 
+/*
+ * The serial-lock spin adapts per lock when the watch asks for it (the
+ * mutex), as the top waiter's owner spin adapts per thread (tp_mutex.c):
+ * a spin that ran out of budget halves the lock's next one, down to 1/64
+ * of QLOCK_SPIN_LIMIT (8 of the default 512 pauses), and a spin that got
+ * the lock doubles it back.  A spin the watch stopped teaches nothing.
+ * `serial` is held for as long as its holder waits as top waiter, so where
+ * that wait ends in a sleep (a preempted owner, or one that yields while
+ * holding without the hint seeing it) each such spin is CPU spent for
+ * nothing, which glibc's mutex never spends.
+ *
+ * Per lock, not per thread: a per-thread budget let the threads whose
+ * spins succeeded keep spinning and winning the barging serial lock over
+ * those whose spins had failed, which then slept sooner and failed more
+ * (tried: the drop-in map's 32-thread cells had a lower slowest-thread
+ * share over short runs).  The shift is kept in the low bits of the
+ * hand-off request word (TP_HO_LOW, otherwise unused), changed by a single
+ * relaxed cmpxchg that may lose a race (the shift is a hint; an RMW keeps
+ * the request's release sequence intact), and only when it changes.
+ * A requester asleep on that word sees a changed value as a spurious
+ * wake-up and sleeps again.
+ */
+#define TP_SERIAL_SHIFT_MASK 7u
+#define TP_SERIAL_SHIFT_MAX 6u
+_Static_assert(TP_SERIAL_SHIFT_MASK <= TP_HO_LOW, "shift in the low bits");
+
+static inline uint32_t tp_serial_spin_shift(const struct tp_watch *w,
+					    uint32_t *ho)
+{
+	return w && w->adapt ? qa_read(ho) & TP_SERIAL_SHIFT_MASK : 0;
+}
+
+static inline void tp_serial_spin_learn(const struct tp_watch *w,
+					uint32_t *ho, bool got)
+{
+	uint32_t v, sh;
+
+	if (!w || !w->adapt)
+		return;
+	v = qa_read(ho);
+	sh = v & TP_SERIAL_SHIFT_MASK;
+	if (got ? sh == 0 : sh >= TP_SERIAL_SHIFT_MAX)
+		return;
+	qa_cmpxchg_relaxed(ho, v, got ? v - 1 : v + 1);
+}
+
 static inline int tp_serial_lock_watch(uint32_t *s, uint32_t *ho,
 				       const struct timespec *abs,
 				       clockid_t clk, enum qc_class cls,
@@ -420,10 +468,17 @@ static inline int tp_serial_lock_watch(uint32_t *s, uint32_t *ho,
 	    qa_cmpxchg_acquire(s, 0u, 1u) == 0)
 		return 0;
 	qc_spinner_init(&sp);
-	while (!tp_watch_stalled(watch, sp.spent) && qc_spin_continue(&sp)) {
+	sp.left >>= tp_serial_spin_shift(watch, ho);
+	while (!tp_watch_stalled(watch, sp.spent)) {
+		if (!qc_spin_continue(&sp)) {
+			tp_serial_spin_learn(watch, ho, false);
+			break;
+		}
 		if (qa_read(s) == 0 && tp_serial_no_request(ho) &&
-		    qa_cmpxchg_acquire(s, 0u, take) == 0)
+		    qa_cmpxchg_acquire(s, 0u, take) == 0) {
+			tp_serial_spin_learn(watch, ho, true);
 			goto out;
+		}
 	}
 	for (;;) {
 		if (qa_xchg_acquire(s, 2u) == 0)

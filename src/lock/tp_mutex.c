@@ -23,7 +23,8 @@
  *	         has SERIAL, the owner, and then there is no top waiter
  *	handoff  tid of the top waiter when it asked for a hand-off, else 0
  *	nval     bits 8-31: tid of a serial waiter asking for the serial
- *	         lock (its hand-off, tp_internal.h); bits 0-7 unused
+ *	         lock (its hand-off, tp_internal.h); bits 0-2: the
+ *	         serial lock's spin shift (tp_serial_spin_learn())
  *
  * Transitions of m->val:
  *	0            -> tid            fast lock (cmpxchg, acquire)
@@ -336,6 +337,14 @@ static inline bool requeue_for(uint32_t v, bool off_cpu_before)
 #endif
 }
 
+/* The serial-lock spin adapts (tp_serial_spin_learn()); the models
+ * explore every interleaving: nothing to learn there. */
+#ifndef QLOCK_MODEL
+#define SERIAL_SPIN_ADAPTS true
+#else
+#define SERIAL_SPIN_ADAPTS false
+#endif
+
 /* What a waiter's turns as top waiter have in common (lock_slow()). */
 struct tp_wait_hist {
 	uint64_t t0;     /* the first look that found the word held */
@@ -471,7 +480,7 @@ static int lock_slow(qlock_tp_mutex_t *m, bool cond,
 	uint32_t tid = tp_self_tid();
 	bool queued_off_cpu = false, kept = false;
 	const struct tp_watch watch = { &m->val, TID_MASK, 0,
-					&queued_off_cpu };
+					&queued_off_cpu, SERIAL_SPIN_ADAPTS };
 	int err;
 
 	qc_event_inc(CLS, QC_EV_slowpath);

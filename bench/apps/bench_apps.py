@@ -7,7 +7,8 @@ profile; a summary table with a verdict per program, and a JSON file that
 `lockbench report --apps` shows (docs/bench-apps.md).
 
   bench_apps.py --qlock-run build/shim/qlock-run [--quick] [--all-algorithms]
-                [--tools] [--qlock-run-args ARGS] [--reps N]
+                [--tools] [--baseline QLOCK_RUN] [--qlock-run-args ARGS]
+                [--reps N]
                 [--budget SECONDS] [--only NAME,...] [--json FILE]
                 [--table FILE]
 
@@ -60,7 +61,14 @@ ALGORITHM_COLUMNS = [("mutex=qspinlock", {"mutex": "qspinlock"}),
                      ("rwlock=rwsem", {"rwlock": "rwsem"}),
                      ("rwlock=glibc", {"rwlock": "glibc"})]
 
+# --baseline QLOCK_RUN: another build's drop-in (its qlock-run, which
+# preloads the library beside it), run in the same rounds and compared
+# with this build's ("qlock") as the diagnostics are: a change to the
+# locks judged on the programs, in one invocation.
+BASELINE = "qlock-baseline"
+
 TOOL_NAMES = {c for c, _ in TOOL_COLUMNS}
+VS_QLOCK = TOOL_NAMES | {BASELINE}  # columns compared with "qlock" too
 live = []             # Popen objects to kill on exit
 
 
@@ -323,9 +331,9 @@ def wrap(ctx, algs, stats=None):
     with --qlock-run-args after the column's own."""
     if algs is None:
         return []
-    pre = [ctx["qlock_run"]]
+    pre = [algs.get("run", ctx["qlock_run"])]
     for k, v in sorted(algs.items()):
-        if k != "args":
+        if k not in ("args", "run"):
             pre.append("--%s=%s" % (k, v))
     pre += [a.replace("{dir}", ctx["dir"]) for a in algs.get("args", [])]
     pre += ctx["extra_args"]
@@ -639,7 +647,7 @@ def summarize(prog, entry, colnames):
             cr.append(cpu_ratio(run, base))
         cols[c] = {"ratio": spread(sr), "cpu_ratio": spread(cr),
                    "ratios": [x for x in sr if x is not None]}
-        if c in TOOL_NAMES:             # its cost: against the plain drop-in
+        if c in VS_QLOCK:               # against the plain drop-in too
             vr, vc = [], []
             for rnd in sorted(by):
                 base, run = by[rnd].get("qlock"), by[rnd].get(c)
@@ -681,6 +689,13 @@ def fmt_spread(s, digits=2):
     return (f + " [" + f + ".." + f + "]") % (s["med"], s["p25"], s["p75"])
 
 
+def inverse(s):
+    """A spread of ratios x/y as y/x (the median, p25 and p75 swap)."""
+    if not s:
+        return s
+    return {"med": 1 / s["med"], "p25": 1 / s["p75"], "p75": 1 / s["p25"]}
+
+
 def table(doc):
     rows = [("program", "qlock/glibc med [IQR]", "A/A band (IQR)",
              "CPU ratio", "lock-bound", "verdict")]
@@ -706,7 +721,7 @@ def table(doc):
             out.append("  ".join("-" * x for x in w))
     extra = [c for c in doc["columns"] if c not in ("glibc", "qlock",
                                                     "glibc-again")
-             and c not in TOOL_NAMES]
+             and c not in VS_QLOCK]
     if extra:
         out.append("")
         hdr = ["program"] + extra
@@ -739,6 +754,26 @@ def table(doc):
         out.append("cost of the diagnostics: speed and CPU per unit of work "
                    "relative to the plain drop-in (qlock) of the same round "
                    "(median [IQR]; speed 0.98 = 2% slower):")
+        for r in body:
+            out.append("  ".join(c.ljust(w[j]) for j, c in enumerate(r)).rstrip())
+    if BASELINE in doc["columns"]:
+        out.append("")
+        hdr = ["program", "qlock/baseline speed [IQR]",
+               "qlock/baseline CPU [IQR]", "baseline/glibc [IQR]"]
+        body = [hdr]
+        for e in doc["programs"]:
+            if e.get("skipped"):
+                continue
+            c = e["columns"].get(BASELINE, {})
+            v = c.get("vs_qlock", {})
+            body.append([e["name"], fmt_spread(inverse(v.get("ratio")), 3),
+                         fmt_spread(inverse(v.get("cpu_ratio")), 3),
+                         fmt_spread(c.get("ratio"))])
+        w = [max(len(r[i]) for r in body) for i in range(len(hdr))]
+        out.append("this build against the baseline build (%s), same rounds: "
+                   "speed and CPU per unit of work of this build's drop-in "
+                   "over the baseline's (median [IQR]; speed 1.02 = 2%% "
+                   "faster, CPU 0.98 = 2%% less):" % doc.get("baseline", "-"))
         for r in body:
             out.append("  ".join(c.ljust(w[j]) for j, c in enumerate(r)).rstrip())
     out.append("")
@@ -780,6 +815,9 @@ def main(argv):
     ap.add_argument("--tools", action="store_true",
                     help="also a column per diagnostic (qlock-run --profile, "
                     "--lockdep): its cost against the plain drop-in")
+    ap.add_argument("--baseline", default=None, metavar="QLOCK_RUN",
+                    help="one more column: another build's qlock-run "
+                    "(its drop-in), compared with this build's per round")
     ap.add_argument("--qlock-run-args", default="", metavar="ARGS",
                     help="more qlock-run options for every drop-in column "
                     "(one string, split at spaces; e.g. '--profile=FILE')")
@@ -815,6 +853,14 @@ def main(argv):
     budget = args.budget or (150.0 if args.quick else 780.0)
     cols = COLUMNS + (TOOL_COLUMNS if args.tools else []) + \
         (ALGORITHM_COLUMNS if args.all_algorithms else [])
+    base_run = None
+    if args.baseline:
+        base_run = os.path.abspath(args.baseline)  # run; shown as given
+        if not os.access(base_run, os.X_OK):
+            log("bench-apps: --baseline %s: not an executable qlock-run"
+                % args.baseline)
+            return 2
+        cols = cols + [(BASELINE, {"run": base_run})]
 
     progs, mb = programs(size, py, tools)
     if args.only:
@@ -839,6 +885,7 @@ def main(argv):
     doc = {"schema": SCHEMA, "machine": machine(), "mode": size,
            "all_algorithms": args.all_algorithms, "tools": args.tools,
            "qlock_run_args": args.qlock_run_args,
+           "baseline": args.baseline,
            "command": "bench_apps.py " + " ".join(argv),
            "workdir_fs": "tmpfs" if base else "disk",
            "columns": [c for c, _ in cols], "reps": reps,

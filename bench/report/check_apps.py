@@ -101,6 +101,34 @@ def rules():
            abs(p["wait_share"] - 0.05) < 1e-9, "--stats rates: %s" % p)
 
 
+def baseline():
+    """--baseline: the other build's runs compared with this build's, per
+    round, and shown as this build over the baseline."""
+    class Prog:
+        higher, units = True, 10
+    fig = {"glibc": 100.0, "qlock": 120.0, "glibc-again": 100.0,
+           ba.BASELINE: 100.0}
+    cpu = {"glibc": 1.0, "qlock": 0.9, "glibc-again": 1.0, ba.BASELINE: 1.0}
+    cols = ["glibc", "qlock", "glibc-again", ba.BASELINE]
+    runs = [{"round": r, "column": c, "rc": 0, "figure": fig[c],
+             "cpu": cpu[c]} for r in range(3) for c in cols]
+    e = {"name": "prog", "runs": runs, "dropped": {}, "lock_bound": False}
+    ba.summarize(Prog, e, cols)
+    v = e["columns"][ba.BASELINE]["vs_qlock"]
+    expect(abs(v["ratio"]["med"] - 100 / 120) < 1e-9,
+           "baseline over this build's speed: %s" % v["ratio"])
+    doc = {"columns": cols, "baseline": "base/qlock-run", "programs": [e]}
+    t = ba.table(doc)
+    row = [ln for ln in t.splitlines() if ln.startswith("prog ")
+           and "1.200" in ln]
+    expect("this build against the baseline build (base/qlock-run)" in t
+           and row and "0.900" in row[0],
+           "the baseline table: this build 1.2x faster at 0.9x CPU:\n" + t)
+    inv = ba.inverse(s(0.5, 0.25, 1.0))
+    expect((inv["med"], inv["p25"], inv["p75"]) == (2.0, 1.0, 4.0),
+           "inverse of a spread: %s" % inv)
+
+
 def waits_exactly():
     """run_once() reaps its program with a blocking wait (none of
     Popen.wait(timeout)'s 50 ms polling, which rounded wall times up)."""
@@ -198,6 +226,7 @@ def main(argv):
               file=sys.stderr)
         return 2
     rules()
+    baseline()
     waits_exactly()
     report(argv[1], argv[2])
     for f in failures:

@@ -226,7 +226,8 @@ def add_apps(doc, path, apps, plot_problem):
     # the plain drop-in, not an algorithm choice.
     tools = [c for c in apps.get("columns", []) if c.startswith("qlock+")]
     extra = [c for c in apps.get("columns", [])
-             if c not in ("glibc", "qlock", "glibc-again") and c not in tools]
+             if c not in ("glibc", "qlock", "glibc-again", "qlock-baseline")
+             and c not in tools]
     if extra:
         body = [[e["name"]] + [fmt_s(e["columns"].get(c, {}).get("ratio"))
                                for c in extra]
@@ -241,6 +242,26 @@ def add_apps(doc, path, apps, plot_problem):
         doc.table(["program"] + ["`%s`" % c for c in tools], body,
                   "Cost of the drop-in's diagnostics: speed relative to the "
                   "plain drop-in in the same round (median [IQR])")
+    if "qlock-baseline" in apps.get("columns", []):
+        # bench_apps.py --baseline: another build's drop-in, same rounds;
+        # its vs_qlock is baseline/this build, shown the other way round.
+        def this_over_base(v):
+            if not v:
+                return None
+            return {"med": 1 / v["med"], "p25": 1 / v["p75"],
+                    "p75": 1 / v["p25"]}
+        body = []
+        for e in measured(apps):
+            c = e["columns"].get("qlock-baseline", {})
+            v = c.get("vs_qlock", {})
+            body.append([e["name"], fmt_s(this_over_base(v.get("ratio")), 3),
+                         fmt_s(this_over_base(v.get("cpu_ratio")), 3),
+                         fmt_s(c.get("ratio"))])
+        doc.table(["program", "speed, this build / baseline",
+                   "CPU per unit, this build / baseline",
+                   "baseline / glibc"], body,
+                  "This build's drop-in against the baseline build's (`%s`), "
+                  "same rounds (median [IQR])" % apps.get("baseline"))
     fails = ["%s: %s" % (e["name"], e["verdict_reason"])
              for e in measured(apps) if e.get("verdict") == "fails"]
     if fails:

@@ -1031,11 +1031,14 @@ static void ld_fork_child(void)
 static void ld_summary(void)
 {
 	char msg[256];
+	unsigned classes = qa_read(&ld_nclasses) - 1;
+	unsigned deps = qa_read(&ld_nedges) - 1;
+	unsigned long long chains = qa_read(&ld_nchains);
 	int n = snprintf(msg, sizeof msg,
-			 "qlock-lockdep: %u lock classes, %u dependencies, %llu lock "
-			 "chains checked; problems reported: %llu (pid %d)\n",
-			 qa_read(&ld_nclasses) - 1, qa_read(&ld_nedges) - 1,
-			 (unsigned long long)qa_read(&ld_nchains),
+			 "qlock-lockdep: %u lock class%s, %u dependenc%s, %llu lock "
+			 "chain%s checked; problems reported: %llu (pid %d)\n",
+			 classes, classes == 1 ? "" : "es", deps,
+			 deps == 1 ? "y" : "ies", chains, chains == 1 ? "" : "s",
 			 (unsigned long long)qa_read(&ld_nreports), (int)getpid());
 
 	(void)!write(ld_fd, msg, (size_t)n);

@@ -282,11 +282,11 @@ static void text_lock(struct shim_report *o, int rank, const struct pf_lock *l)
 		text_waits(o, "", &all);
 	}
 	if (all.holds)
-		shim_report_add(o, "    held after a wait: p50 %s, p99 %s, max %s (%llu holds timed, 1 in %d)\n",
+		shim_report_add(o, "    held after a wait: p50 %s, p99 %s, max %s (%llu hold%s timed, 1 in %d)\n",
 			dur(a, sizeof(a), quantile(all.hold_hist, all.hold_max, 0.5)),
 			dur(b, sizeof(b), quantile(all.hold_hist, all.hold_max, 0.99)),
 			dur(c, sizeof(c), all.hold_max), (unsigned long long)all.holds,
-			PF_SAMPLE);
+			all.holds == 1 ? "" : "s", PF_SAMPLE);
 	text_sites(o, l, l->type == LOCKSTAT_RWLOCK_READ);
 }
 

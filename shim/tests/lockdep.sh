@@ -54,6 +54,7 @@ if run abba; then
 	site abba abba_backward
 	site abba init_locks
 	has abba "summary" "problems reported: 1 "
+	has abba "summary: one dependency, in the singular" ", 1 dependency, "
 fi
 if run cycle3; then
 	count cycle3 "lock-order cycle of 3 locks" 1

@@ -138,6 +138,9 @@ static long run_contended(void)
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	assert(m.val == 0 && m.serial == 0 && m.nval >> 8 == 0 && m.handoff == 0);
+	/* The serial lock's adaptive spin: a shift of at most 6 (1/64 of
+	 * the limit) in bits 0-2, nothing else in the low byte. */
+	assert((m.nval & 0xff) <= 6);
 	return counter;
 }
 

@@ -68,7 +68,6 @@ ALGORITHM_COLUMNS = [("mutex=qspinlock", {"mutex": "qspinlock"}),
 BASELINE = "qlock-baseline"
 
 TOOL_NAMES = {c for c, _ in TOOL_COLUMNS}
-VS_QLOCK = TOOL_NAMES | {BASELINE}  # columns compared with "qlock" too
 live = []             # Popen objects to kill on exit
 
 
@@ -630,6 +629,20 @@ def bench_program(prog, ctx, cols, reps, min_reps, allot, verbose):
     return entry
 
 
+def per_round(prog, by, col, base_col):
+    """Column `col` against `base_col`, round by round: speed and CPU
+    ratios, their spreads and the per-round speed ratios."""
+    sr, cr = [], []
+    for rnd in sorted(by):
+        base, run = by[rnd].get(base_col), by[rnd].get(col)
+        if not base or not run or base["rc"] or run["rc"]:
+            continue
+        sr.append(speed_ratio(prog, run, base))
+        cr.append(cpu_ratio(run, base))
+    return {"ratio": spread(sr), "cpu_ratio": spread(cr),
+            "ratios": [x for x in sr if x is not None]}
+
+
 def summarize(prog, entry, colnames):
     by = {}
     for run in entry["runs"]:
@@ -638,25 +651,11 @@ def summarize(prog, entry, colnames):
     for c in colnames:
         if c == "glibc":
             continue
-        sr, cr = [], []
-        for rnd in sorted(by):
-            base, run = by[rnd].get("glibc"), by[rnd].get(c)
-            if not base or not run or base["rc"] or run["rc"]:
-                continue
-            sr.append(speed_ratio(prog, run, base))
-            cr.append(cpu_ratio(run, base))
-        cols[c] = {"ratio": spread(sr), "cpu_ratio": spread(cr),
-                   "ratios": [x for x in sr if x is not None]}
-        if c in VS_QLOCK:               # against the plain drop-in too
-            vr, vc = [], []
-            for rnd in sorted(by):
-                base, run = by[rnd].get("qlock"), by[rnd].get(c)
-                if not base or not run or base["rc"] or run["rc"]:
-                    continue
-                vr.append(speed_ratio(prog, run, base))
-                vc.append(cpu_ratio(run, base))
-            cols[c]["vs_qlock"] = {"ratio": spread(vr), "cpu_ratio": spread(vc),
-                                   "ratios": [x for x in vr if x is not None]}
+        cols[c] = per_round(prog, by, c, "glibc")
+        if c in TOOL_NAMES:             # its cost: against the plain drop-in
+            cols[c]["vs_qlock"] = per_round(prog, by, c, "qlock")
+        if c == BASELINE:               # this build against the baseline
+            cols[c]["qlock_vs_baseline"] = per_round(prog, by, "qlock", c)
     figs = {}
     for c in colnames:
         vals = [r["figure"] for r in entry["runs"]
@@ -689,13 +688,6 @@ def fmt_spread(s, digits=2):
     return (f + " [" + f + ".." + f + "]") % (s["med"], s["p25"], s["p75"])
 
 
-def inverse(s):
-    """A spread of ratios x/y as y/x (the median, p25 and p75 swap)."""
-    if not s:
-        return s
-    return {"med": 1 / s["med"], "p25": 1 / s["p75"], "p75": 1 / s["p25"]}
-
-
 def table(doc):
     rows = [("program", "qlock/glibc med [IQR]", "A/A band (IQR)",
              "CPU ratio", "lock-bound", "verdict")]
@@ -721,7 +713,7 @@ def table(doc):
             out.append("  ".join("-" * x for x in w))
     extra = [c for c in doc["columns"] if c not in ("glibc", "qlock",
                                                     "glibc-again")
-             and c not in VS_QLOCK]
+             and c not in TOOL_NAMES and c != BASELINE]
     if extra:
         out.append("")
         hdr = ["program"] + extra
@@ -765,9 +757,9 @@ def table(doc):
             if e.get("skipped"):
                 continue
             c = e["columns"].get(BASELINE, {})
-            v = c.get("vs_qlock", {})
-            body.append([e["name"], fmt_spread(inverse(v.get("ratio")), 3),
-                         fmt_spread(inverse(v.get("cpu_ratio")), 3),
+            v = c.get("qlock_vs_baseline", {})
+            body.append([e["name"], fmt_spread(v.get("ratio"), 3),
+                         fmt_spread(v.get("cpu_ratio"), 3),
                          fmt_spread(c.get("ratio"))])
         w = [max(len(r[i]) for r in body) for i in range(len(hdr))]
         out.append("this build against the baseline build (%s), same rounds: "

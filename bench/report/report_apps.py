@@ -243,20 +243,13 @@ def add_apps(doc, path, apps, plot_problem):
                   "Cost of the drop-in's diagnostics: speed relative to the "
                   "plain drop-in in the same round (median [IQR])")
     if "qlock-baseline" in apps.get("columns", []):
-        # bench_apps.py --baseline: another build's drop-in, same rounds;
-        # its vs_qlock is baseline/this build, shown the other way round.
-        def this_over_base(v):
-            if not v:
-                return None
-            return {"med": 1 / v["med"], "p25": 1 / v["p75"],
-                    "p75": 1 / v["p25"]}
+        # bench_apps.py --baseline: another build's drop-in, same rounds.
         body = []
         for e in measured(apps):
             c = e["columns"].get("qlock-baseline", {})
-            v = c.get("vs_qlock", {})
-            body.append([e["name"], fmt_s(this_over_base(v.get("ratio")), 3),
-                         fmt_s(this_over_base(v.get("cpu_ratio")), 3),
-                         fmt_s(c.get("ratio"))])
+            v = c.get("qlock_vs_baseline", {})
+            body.append([e["name"], fmt_s(v.get("ratio"), 3),
+                         fmt_s(v.get("cpu_ratio"), 3), fmt_s(c.get("ratio"))])
         doc.table(["program", "speed, this build / baseline",
                    "CPU per unit, this build / baseline",
                    "baseline / glibc"], body,

@@ -18,7 +18,8 @@
  *	1  held by the top waiter, nobody sleeps on it
  *	2  held, and waiters may sleep on it (the release wakes one)
  *
- *	lock:    cmpxchg 0 -> 1; else bounded spin retrying it; else
+ *	lock:    cmpxchg 0 -> 1; else bounded spin retrying it (the
+ *	         mutex's bound adapts, tp_serial_spin_learn()); else
  *	         xchg 2 until it returned 0, sleeping on 2 in between
  *	unlock:  xchg 0; FUTEX_WAKE(1) if it was 2
  *
@@ -421,8 +422,7 @@ static inline bool tp_watch_stalled(const struct tp_watch *w, uint32_t spent)
  * Per lock, not per thread: a per-thread budget let the threads whose
  * spins succeeded keep spinning and winning the barging serial lock over
  * those whose spins had failed, which then slept sooner and failed more
- * (tried: the drop-in map's 32-thread cells had a lower slowest-thread
- * share over short runs).  The shift is kept in the low bits of the
+ * (the drop-in map's 32-thread cells: docs/tp-locks.md).  The shift is kept in the low bits of the
  * hand-off request word (TP_HO_LOW, otherwise unused), changed by a single
  * relaxed cmpxchg that may lose a race (the shift is a hint; an RMW keeps
  * the request's release sequence intact), and only when it changes.

@@ -422,10 +422,11 @@ static inline bool tp_watch_stalled(const struct tp_watch *w, uint32_t spent)
  * Per lock, not per thread: a per-thread budget let the threads whose
  * spins succeeded keep spinning and winning the barging serial lock over
  * those whose spins had failed, which then slept sooner and failed more
- * (the drop-in map's 32-thread cells: docs/tp-locks.md).  The shift is kept in the low bits of the
- * hand-off request word (TP_HO_LOW, otherwise unused), changed by a single
- * relaxed cmpxchg that may lose a race (the shift is a hint; an RMW keeps
- * the request's release sequence intact), and only when it changes.
+ * (the drop-in map's 32-thread cells: docs/tp-locks.md).  The shift is
+ * kept in the low bits of the hand-off request word (TP_HO_LOW, otherwise
+ * unused), changed by a single relaxed cmpxchg that may lose a race (the
+ * shift is a hint; an RMW keeps the request's release sequence intact),
+ * and only when it changes.
  * A requester asleep on that word sees a changed value as a spurious
  * wake-up and sleeps again.
  */

@@ -290,6 +290,15 @@ static inline void pf_push(struct pf_thread *t, const volatile void *lock, enum 
 
 void lockstat_acquired_slow(const volatile void *lock, enum lockstat_kind kind,
 			    const void *pc);
+/* A contended acquisition whose wait found the owner off the CPU by its
+ * own call (qc_off_cpu_waits): counted for the report as the event
+ * owner_off_cpu of class `other` (the drop-in's own), in the thread's own
+ * counters. */
+static inline void lockstat_off_cpu_wait(void)
+{
+	qc_event_inc(QC_CLASS_other, QC_EV_owner_off_cpu);
+}
+
 void lockstat_waited_timed(const volatile void *lock, enum lockstat_kind kind, const void *pc,
 			   uint64_t t0, uint32_t weight, bool time_hold);
 void lockstat_release_slow(struct pf_thread *t, const volatile void *lock);
@@ -405,13 +414,17 @@ static inline __attribute__((always_inline)) void lockstat_release(const volatil
 		if (shim_profile_on)                                      \
 			lockstat_wait_begin((lock), (kind), (pc));        \
 		uint32_t sleeps_ = qc_futex_sleeps;                       \
+		uint32_t offs_ = qc_off_cpu_waits;                        \
 		uint64_t t0_ = ticks_now();                               \
 		err_ = (block_call);                                      \
 		if (shim_profile_on)                                      \
 			lockstat_wait_end();                              \
-		if (err_ == 0)                                            \
+		if (err_ == 0) {                                          \
 			lockstat_waited((lock), (kind), (pc), t0_,        \
 					qc_futex_sleeps != sleeps_);      \
+			if (qc_off_cpu_waits != offs_)                    \
+				lockstat_off_cpu_wait();                  \
+		}                                                         \
 	}                                                                 \
 	err_;                                                             \
 })

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/atomic.h"
+#include "core/stats.h"
 #include "lockstat.h"
 #include "profile.h"
 #include "report.h"
@@ -36,6 +37,30 @@ void shim_on_misuse(const char *fn, const char *what, const void *lock)
 		qa_write(&misuse_what, what);
 		qa_write(&misuse_fn, fn);
 	}
+}
+
+/*
+ * Waits that found the lock's owner in sched_yield(), a sleep or a
+ * condition variable's wake-up (the TP locks see it through shim/offcpu.c
+ * and shim/cond.c): the program holds the lock across the call, and its
+ * waiters wait for the call, which no lock can shorten.
+ */
+static void report_off_cpu_owners(struct shim_report *r)
+{
+	struct qc_class_stats s;
+	uint64_t n;
+
+	/* The contended acquisitions of the table (profile.h,
+	 * lockstat_off_cpu_wait()), not the locks' own event, which counts
+	 * a condition variable's re-lock too. */
+	qc_stats_read(QC_CLASS_other, &s);
+	n = s.ev[QC_EV_owner_off_cpu];
+	if (n)
+		shim_report_add(r, "libqlock-pthread: off-CPU owners"
+				"    %llu waits found the owner in "
+				"sched_yield(), a sleep or a condvar wake-up "
+				"(a lock held across the call)\n",
+				(unsigned long long)n);
 }
 
 /* The whole report, one section after another; a new section is one
@@ -55,6 +80,7 @@ size_t shim_stats_format(char *buf, size_t size)
 		shim_report_add(&r, "libqlock-pthread: misuse=%llu (first: %s: %s)\n",
 				(unsigned long long)n, fn ? fn : "?", what ? what : "?");
 	lockstat_report(&r, 10);
+	report_off_cpu_owners(&r);
 	if (shim_verbose)
 		shim_report_counters(&r);
 	return r.len;

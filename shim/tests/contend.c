@@ -4,8 +4,11 @@
  * --stats: THREADS threads take `hot` ITERS times each and `cold` and the
  * rwlock (read) every 100th time; and `waited` is taken once by a thread
  * that certainly blocks: main holds it until that thread sleeps in the
- * kernel (its /proc state says so), then lets go.  Prints the counts it
- * expects the statistics to show.
+ * kernel (its /proc state says so), then lets go.  `napped` is the same,
+ * but main holds it across usleep(), and the other thread locks it only
+ * while main sleeps there: the TP mutex's waiter finds its owner off the
+ * CPU by its own call (the stats' "off-CPU owners" line).  Prints the
+ * counts it expects the statistics to show.
  *   contend [THREADS [ITERS]]
  */
 #define _GNU_SOURCE
@@ -20,9 +23,11 @@
 static pthread_mutex_t hot = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t cold = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t waited = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t napped = PTHREAD_MUTEX_INITIALIZER;
 static pthread_rwlock_t table = PTHREAD_RWLOCK_INITIALIZER;
 static long iters, counter;
-static volatile pid_t blocker_tid;
+static volatile pid_t blocker_tid, main_tid;
+static volatile int napper_locking;
 
 static void *worker(void *arg)
 {
@@ -47,6 +52,21 @@ static void *blocker(void *arg)
 	__atomic_store_n(&blocker_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	pthread_mutex_lock(&waited);
 	pthread_mutex_unlock(&waited);
+	return NULL;
+}
+
+static int asleep(pid_t tid);
+
+/* Lock `napped` while main sleeps in usleep() holding it. */
+static void *napper(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&blocker_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	while (!asleep(main_tid))
+		sched_yield();
+	__atomic_store_n(&napper_locking, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&napped);
+	pthread_mutex_unlock(&napped);
 	return NULL;
 }
 
@@ -83,12 +103,24 @@ int main(int argc, char **argv)
 	pthread_mutex_unlock(&waited);
 	pthread_join(b, NULL);
 
+	main_tid = (pid_t)syscall(SYS_gettid);
+	blocker_tid = 0;
+	pthread_mutex_lock(&napped);
+	pthread_create(&b, NULL, napper, NULL);
+	while (!__atomic_load_n(&napper_locking, __ATOMIC_ACQUIRE) ||
+	       !asleep(__atomic_load_n(&blocker_tid, __ATOMIC_ACQUIRE)))
+		usleep(2000);
+	pthread_mutex_unlock(&napped);
+	pthread_join(b, NULL);
+
 	for (int i = 0; i < nthreads; i++)
 		pthread_create(&t[i], NULL, worker, NULL);
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(t[i], NULL);
-	printf("hot %p %ld\ncold %p %ld\ntable %p %ld\nwaited %p 2 contended>=1\n",
+	printf("hot %p %ld\ncold %p %ld\ntable %p %ld\nwaited %p 2 contended>=1\n"
+	       "napped %p 2 contended>=1\n",
 	       (void *)&hot, counter, (void *)&cold, nthreads * ((iters + 99) / 100),
-	       (void *)&table, nthreads * ((iters + 99) / 100), (void *)&waited);
+	       (void *)&table, nthreads * ((iters + 99) / 100), (void *)&waited,
+	       (void *)&napped);
 	return counter == nthreads * iters ? 0 : 1;
 }

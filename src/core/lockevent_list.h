@@ -31,3 +31,5 @@ LOCK_EVENT(rwsem_rlock_steal) /* reader stole the lock in the slow path       */
 LOCK_EVENT(rwsem_rlock_fast)  /* reader in the slow path found no one queued  */
 /* TP locks */
 LOCK_EVENT(tp_serial_handoff) /* a woken waiter asked for the serial lock     */
+LOCK_EVENT(owner_off_cpu)     /* a waiter found the owner off the CPU by its own
+                               * call (sched_yield(), a sleep; shim/offcpu.c) */

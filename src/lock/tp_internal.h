@@ -121,6 +121,16 @@ static inline uint32_t *tp_off_cpu_slot(uint32_t tid)
 				tid / TP_OFF_CPU_LINES % per_line];
 }
 
+/* A lock call whose wait found its owner off the CPU (at most once a
+ * call): the event, and the thread's count (core/stats.h). */
+static inline void tp_count_off_cpu_wait(enum qc_class cls)
+{
+	qc_event_inc(cls, QC_EV_owner_off_cpu);
+#ifndef QLOCK_MODEL
+	qc_off_cpu_waits++;
+#endif
+}
+
 static inline bool tp_owner_off_cpu(uint32_t tid)
 {
 #ifdef QLOCK_MODEL

@@ -350,6 +350,7 @@ struct tp_wait_hist {
 	uint64_t t0;     /* the first look that found the word held */
 	uint32_t nsleep; /* sleeps on the word, and requeues */
 	bool started;    /* t0 is set */
+	bool off_cpu;    /* the owner was seen off the CPU as top waiter */
 };
 
 /*
@@ -439,7 +440,7 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 		 * Polling at the base gap then was no better in alternated
 		 * A/B maps (docs/tp-locks.md). */
 		if (tp_owner_off_cpu(v & TID_MASK))
-			off_cpu_seen = true;
+			off_cpu_seen = hist->off_cpu = true;
 		if (!ask && requeue_for(v, queued_off_cpu || off_cpu_seen)) {
 			/* Fully ordered: the serial lock changes hands.
 			 * Our serial-lock section before SERIAL on the word
@@ -488,7 +489,7 @@ static int lock_slow(qlock_tp_mutex_t *m, bool cond,
 		qc_event_inc(CLS, QC_EV_steal);
 		return 0;
 	}
-	struct tp_wait_hist hist = { 0, 0, false };
+	struct tp_wait_hist hist = { 0, 0, false, false };
 
 	for (;;) {
 		err = tp_serial_lock_watch(&m->serial, &m->nval, abs, clk, CLS,
@@ -504,6 +505,8 @@ static int lock_slow(qlock_tp_mutex_t *m, bool cond,
 			break;
 		/* The serial lock went to the owner (SERIAL): queue again. */
 	}
+	if (queued_off_cpu || hist.off_cpu)
+		tp_count_off_cpu_wait(CLS);
 	if (!kept)
 		tp_serial_unlock(&m->serial, &m->nval, CLS, QC_OP_LOCK);
 	return err;

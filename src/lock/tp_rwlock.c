@@ -148,10 +148,11 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 	uint64_t t0 = qc_now_ns(), now = t0, spin_until = t0;
 	uint32_t last = ~0u, changes = 0, nsleep = 0, iter = 0;
 	uint64_t spins = 0;
-	bool ask = false;
+	bool ask = false, off_cpu = false;
 
 	for (;;) {
 		uint32_t v = qa_read_acquire(&rw->val), n;
+		bool owner_off;
 
 		if (ask && qa_read_acquire(&rw->handoff) == 0) {
 			/* Claimed: wait for the grant (acquire pairs with
@@ -199,6 +200,8 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 				qc_event_inc(CLS, QC_EV_timeout);
 				if (spins)
 					qc_event_add(CLS, QC_EV_spin, spins);
+				if (off_cpu)
+					tp_count_off_cpu_wait(CLS);
 				return ETIMEDOUT;
 			}
 			if (!ask && (now - t0 >= qc_handoff_ns() ||
@@ -208,11 +211,13 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 				ask = true;
 			}
 		}
+		owner_off = !(v & SH) &&
+			    tp_owner_off_cpu(v & QLOCK_TP_RW_TID_MASK);
+		off_cpu |= owner_off;
 		if (tp_top_wait(&rw->val, v, ask,
-				now < spin_until &&
-				((v & SH) || !tp_owner_off_cpu(v & QLOCK_TP_RW_TID_MASK)),
-				&spins, NULL, abs, clk, CLS, op, asleep,
-				LEADER_ASLEEP) == TP_WAIT_AGAIN)
+				now < spin_until && !owner_off, &spins, NULL,
+				abs, clk, CLS, op, asleep, LEADER_ASLEEP) ==
+		    TP_WAIT_AGAIN)
 			continue;
 		nsleep++;
 		iter = TP_CLOCK_EVERY - 1;
@@ -222,6 +227,8 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 	}
 	if (spins)
 		qc_event_add(CLS, QC_EV_spin, spins);
+	if (off_cpu)
+		tp_count_off_cpu_wait(CLS);
 	return 0;
 }
 

@@ -42,9 +42,12 @@ CPU_CEILING = 1.10    # CPU-seconds per unit of work, drop-in / glibc
 LOCK_BOUND_GAIN = 1.10  # what a lock-bound program must gain
 # Lock-bound: the drop-in's profile run (qlock-run --stats) shows at least
 # this many contended acquisitions per second of wall time AND at least
-# this share of all acquisitions contended.  (The lock wait time is
-# recorded too, as a share of wall time x CPUs, but not used: with more
-# threads than CPUs it mostly measures preempted holders and idle workers.)
+# this share of all acquisitions contended, not counting the waits that
+# found the owner in sched_yield(), a sleep or a condition variable's
+# wake-up (the report's "off-CPU owners": the program holds the lock
+# across the call, and no lock makes the call shorter).  (The lock wait time is recorded too, as a share of
+# wall time x CPUs, but not used: with more threads than CPUs it mostly
+# measures preempted holders and idle workers.)
 LB_CONTENDED_PER_S = 1000.0
 LB_CONTENDED_SHARE = 0.005
 AA_TARGET = 0.05      # the A/A band the run lengths aim at: within +-5%
@@ -441,7 +444,7 @@ def cpu_ratio(run, base):
 def parse_profile(text, wall, ncpu):
     """The drop-in's --stats report(s): totals of the 'locks used' rows."""
     tot = {"acquired": 0, "contended": 0, "wait_ms": 0.0, "max_ms": 0.0,
-           "locks": 0, "algorithms": None}
+           "locks": 0, "algorithms": None, "off_cpu_waits": 0}
     section = None
     for line in text.splitlines():
         if not line.startswith("libqlock-pthread: "):
@@ -449,6 +452,10 @@ def parse_profile(text, wall, ncpu):
         body = line[len("libqlock-pthread: "):]
         if body.startswith("mutex=") and tot["algorithms"] is None:
             tot["algorithms"] = body.strip()
+        m = re.match(r"off-CPU owners\s+(\d+) waits", body)
+        if m:
+            tot["off_cpu_waits"] += int(m.group(1))
+            continue
         if body.startswith("locks used"):
             section = "used"
             continue
@@ -471,14 +478,20 @@ def parse_profile(text, wall, ncpu):
                               if tot["acquired"] else 0.0)
     tot["wait_share"] = (tot["wait_ms"] / 1000.0 / (wall * ncpu)
                          if wall else None)
+    running = max(0, tot["contended"] - tot["off_cpu_waits"])
+    tot["running_contended_per_s"] = running / wall if wall else None
+    tot["running_contended_share"] = (running / tot["acquired"]
+                                      if tot["acquired"] else 0.0)
     return tot
 
 
 def lock_bound(p):
     if not p or p.get("contended_per_s") is None:
         return None
-    return bool(p["contended_per_s"] >= LB_CONTENDED_PER_S and
-                p["contended_share"] >= LB_CONTENDED_SHARE)
+    # Profiles without the off-CPU count: every contended acquisition.
+    per_s = p.get("running_contended_per_s", p["contended_per_s"])
+    share = p.get("running_contended_share", p["contended_share"])
+    return bool(per_s >= LB_CONTENDED_PER_S and share >= LB_CONTENDED_SHARE)
 
 
 def verdict(ratio, aa, cpu, bound):

@@ -71,6 +71,24 @@ def rules():
     expect(ba.lock_bound(prof(5000, 0.001)) is False, "lock-bound 0.1%")
     expect(ba.lock_bound(prof(500, 0.5)) is False, "lock-bound 500/s")
     expect(ba.lock_bound(None) is None, "lock-bound without a profile")
+    # Waits on owners in sched_yield() or a sleep do not make a program
+    # lock-bound; the rest of its contention still can.
+    stats = ("libqlock-pthread: locks used         kind          acquired  "
+             "contended      wait ms     max ms\n"
+             "libqlock-pthread: 2                  mutex           100000"
+             "       2000      100.000      1.000\n"
+             "libqlock-pthread: off-CPU owners    1900 waits found the owner "
+             "in sched_yield(), a sleep or a condvar wake-up (a lock held "
+             "across the call)\n")
+    p = ba.parse_profile(stats, 1.0, 2)
+    expect(p["contended"] == 2000 and p["off_cpu_waits"] == 1900 and
+           p["running_contended_per_s"] == 100,
+           "profile with off-CPU owners: %s" % p)
+    expect(ba.lock_bound(p) is False,
+           "2,000 contended/s, 1,900 of them on off-CPU owners: not lock-bound")
+    p = ba.parse_profile(stats.replace(" 1900 ", " 900 "), 1.0, 2)
+    expect(ba.lock_bound(p) is True,
+           "2,000 contended/s, 900 of them on off-CPU owners: lock-bound")
 
     class P:
         higher = False

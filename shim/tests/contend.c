@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 	pthread_create(&b, NULL, napper, NULL);
 	while (!__atomic_load_n(&napper_locking, __ATOMIC_ACQUIRE) ||
 	       !asleep(__atomic_load_n(&blocker_tid, __ATOMIC_ACQUIRE)))
-		usleep(2000);
+		usleep(20000); /* long: the napper's look must find us in it */
 	pthread_mutex_unlock(&napped);
 	pthread_join(b, NULL);
 

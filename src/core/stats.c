@@ -9,7 +9,8 @@
 
 __thread struct qc_stats_block *qc_stats_self
 	__attribute__((tls_model("initial-exec")));
-__thread uint32_t qc_off_cpu_waits __attribute__((tls_model("initial-exec")));
+__thread uint32_t qc_off_cpu_waits
+	__attribute__((tls_model("initial-exec")));
 
 /* Every block ever made; pushed lock-free, never removed. */
 static struct qc_stats_block *all_blocks;

@@ -95,10 +95,11 @@ static inline void qc_fx_add(enum qc_class c, enum qc_op op, enum qc_fx f,
 #endif
 }
 
-/* This thread's lock calls whose wait found the owner off the CPU by its
- * own call (event owner_off_cpu; modulo 2^32): a caller that reads it
- * around a lock call knows whether that wait did. */
-extern __thread uint32_t qc_off_cpu_waits __attribute__((tls_model("initial-exec")));
+/* This thread's lock calls whose wait at some point saw the owner off
+ * the CPU by its own call (event owner_off_cpu; modulo 2^32): a caller
+ * that reads it around a lock call knows whether that wait did. */
+extern __thread uint32_t qc_off_cpu_waits
+	__attribute__((tls_model("initial-exec")));
 
 /* Sum of every thread's counts for one class (live and exited threads). */
 void qc_stats_read(enum qc_class c, struct qc_class_stats *out);

@@ -193,10 +193,11 @@ def add_apps(doc, path, apps, plot_problem):
           "this program's noise here).  CPU: user+sys per unit of work, "
           "drop-in / glibc, median.  Lock-bound: the drop-in's profile run "
           "had >= %s contended acquisitions per second and >= %s of all "
-          "acquisitions contended, not counting the waits that found the "
+          "acquisitions contended, not counting the waits that saw the "
           "owner in sched_yield(), a sleep or a condvar wake-up (off-CPU "
-          "owners: the program holds the lock across the call).  **meets**: median >= min(A/A lower edge, "
-          "%s), CPU <= %s, and >= %s if lock-bound." % (
+          "owners: the program holds the lock across the call).  "
+          "**meets**: median >= min(A/A lower edge, %s), CPU <= %s, and "
+          ">= %s if lock-bound." % (
               round(100 * rule.get("aa_target", 0.05)),
               "{:,.0f}".format(lb.get("contended_per_s", 0)),
               "{:.1%}".format(lb.get("contended_share", 0)),

@@ -43,9 +43,9 @@ LOCK_BOUND_GAIN = 1.10  # what a lock-bound program must gain
 # Lock-bound: the drop-in's profile run (qlock-run --stats) shows at least
 # this many contended acquisitions per second of wall time AND at least
 # this share of all acquisitions contended, not counting the waits that
-# at some point saw the owner in sched_yield(), a sleep or a condition variable's
-# wake-up (the report's "off-CPU owners": the program holds the lock
-# across the call, and no lock makes the call shorter).  (The lock wait
+# at some point saw the owner in sched_yield(), a sleep or a condition
+# variable's wake-up (the report's "off-CPU owners": the program holds
+# the lock across the call, and no lock makes the call shorter).  (The lock wait
 # time is recorded too, as a share of wall time x CPUs, but not used:
 # with more threads than CPUs it mostly measures preempted holders and
 # idle workers.)

@@ -135,12 +135,23 @@ check_stats() { # label, stats file, contend's stdout
 }
 "$run" --stats -- "$contend" 4 20000 >"$work/c.out" 2>"$work/c.err" || bad "contend under --stats failed"
 check_stats "--stats" "$work/c.err" "$work/c.out"
-# `napped` was held across usleep() while its waiter arrived: the TP mutex
-# (the default) saw its owner off the CPU, and the report says so.
-if grep -Eq "^libqlock-pthread: off-CPU owners +[1-9][0-9]* waits found the owner in sched_yield\(\), a sleep" "$work/c.err"; then
-	ok "--stats: $(grep "off-CPU owners" "$work/c.err" | cut -c19-)"
+# `contend nap`: a mutex held across usleep() while its waiter arrives.
+# The TP mutex (the default) sees its owner off the CPU and the report
+# says so; the qspinlock does not look, and the line must be missing.
+off_cpu_line='^libqlock-pthread: off-CPU owners +[1-9][0-9]* waits found the owner in sched_yield\(\), a sleep'
+"$run" --stats -- "$contend" nap >"$work/n.out" 2>"$work/n.err" || bad "contend nap under --stats failed"
+check_stats "--stats nap" "$work/n.err" "$work/n.out"
+if grep -Eq "$off_cpu_line" "$work/n.err"; then
+	ok "--stats nap: $(grep "off-CPU owners" "$work/n.err" | cut -c19-)"
 else
-	bad "--stats: no off-CPU owners line for a lock held across usleep()"
+	bad "--stats nap: no off-CPU owners line for a lock held across usleep()"; cat "$work/n.err"
+fi
+"$run" --stats --mutex=qspinlock -- "$contend" nap >"$work/n2.out" 2>"$work/n2.err" ||
+	bad "contend nap --mutex=qspinlock failed"
+if grep -Eq "$off_cpu_line" "$work/n2.err"; then
+	bad "--stats nap --mutex=qspinlock: an off-CPU owners line from a lock that does not look"
+else
+	ok "--stats nap --mutex=qspinlock: no off-CPU owners line"
 fi
 (cd "$work" && "$run" --stats=st.txt --mutex=qspinlock --rwlock=qrwlock -- "$contend" 3 1000 >c2.out 2>c2.err) ||
 	bad "contend under --stats=FILE failed"

@@ -497,6 +497,8 @@ static int lock_slow(qlock_tp_mutex_t *m, bool cond,
 					   &watch);
 		if (err) {
 			qc_event_inc(CLS, QC_EV_timeout);
+			if (queued_off_cpu || hist.off_cpu)
+				tp_count_off_cpu_wait(CLS);
 			return err;
 		}
 		err = top_waiter(m, tid, abs, clk, queued_off_cpu, &kept,

@@ -7,10 +7,13 @@
  * times before it sleeps; with its owner off the CPU it must sleep before
  * its first poll.  Counted in polls (QC_EV_spin), never in time.  And it
  * sleeps on the serial lock, handed to the owner (SERIAL), not on the
- * mutex word (tp_mutex.c, top_waiter()).
+ * mutex word (tp_mutex.c, top_waiter()).  A timed lock that runs out
+ * there, asleep on the serial lock, still counts its wait as one that
+ * found the owner off the CPU (event owner_off_cpu).
  */
 #define _GNU_SOURCE
 #include <assert.h>
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -75,6 +78,40 @@ static uint64_t polls_of_one_waiter(int c, int off_cpu)
 	return event(c, QC_EV_spin);
 }
 
+static int timed_err;
+
+static void *timed_waiter(void *arg)
+{
+	struct timespec abs;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &abs);
+	abs.tv_nsec += 50 * 1000000L;
+	if (abs.tv_nsec >= 1000000000L) {
+		abs.tv_sec++;
+		abs.tv_nsec -= 1000000000L;
+	}
+	timed_err = qlock_tp_mutex_timedlock(&m, &abs, CLOCK_MONOTONIC);
+	return NULL;
+}
+
+/* Hold the mutex off the CPU until a timed waiter gives up; the waits it
+ * counted as finding the owner off the CPU. */
+static uint64_t off_cpu_waits_of_a_timeout(int c)
+{
+	pthread_t t;
+
+	qc_stats_reset();
+	qlock_tp_mutex_lock(&m);
+	qlock_tp_off_cpu_begin();
+	assert(pthread_create(&t, NULL, timed_waiter, NULL) == 0);
+	assert(pthread_join(t, NULL) == 0);
+	qlock_tp_off_cpu_end();
+	qlock_tp_mutex_unlock(&m);
+	assert(timed_err == ETIMEDOUT);
+	return event(c, QC_EV_owner_off_cpu);
+}
+
 int main(void)
 {
 	int c = qc_class_lookup("tp-mutex");
@@ -97,6 +134,10 @@ int main(void)
 	       (unsigned)word_asleep);
 	assert(word_asleep ==
 	       (qlock_tp_self_tid() | QLOCK_TP_SERIAL));
+	off = off_cpu_waits_of_a_timeout(c);
+	printf("timed lock that ran out on the serial lock, owner off the CPU: "
+	       "%llu off-CPU waits counted\n", (unsigned long long)off);
+	assert(off == 1);
 	return 0;
 }
 #endif /* QLOCK_NO_LOCK_EVENTS */

@@ -10,6 +10,7 @@
 #include <gnu/libc-version.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -142,5 +143,98 @@ void lb_host_json(FILE *f)
 	gmtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	lb_json_kv_str(f, "date", date);
+	fputc('}', f);
+}
+
+/* ---- the machine's load over the run ------------------------------------ */
+
+struct lb_load_mark {
+	double loadavg[3];
+	bool has_loadavg, has_stat;
+	double busy_s;          /* all CPUs' non-idle time, /proc/stat */
+	double own_s;           /* this process's user + system time */
+	uint64_t t_ns;
+};
+
+static struct lb_load_mark lb_load_start;
+
+static double lb_tv_s(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static void lb_load_mark(struct lb_load_mark *m)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	unsigned long long v[8] = { 0 };
+	struct rusage ru;
+	long hz = sysconf(_SC_CLK_TCK);
+	struct timespec ts;
+
+	memset(m, 0, sizeof(*m));
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	m->t_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (f) {
+		m->has_loadavg = fscanf(f, "%lf %lf %lf", &m->loadavg[0],
+					&m->loadavg[1], &m->loadavg[2]) == 3;
+		fclose(f);
+	}
+	/* cpu  user nice system idle iowait irq softirq steal */
+	f = fopen("/proc/stat", "r");
+	if (f && hz > 0) {
+		m->has_stat = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu "
+				     "%llu %llu", &v[0], &v[1], &v[2], &v[3],
+				     &v[4], &v[5], &v[6], &v[7]) == 8;
+		m->busy_s = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) /
+			    (double)hz;
+	}
+	if (f)
+		fclose(f);
+	if (!getrusage(RUSAGE_SELF, &ru))
+		m->own_s = lb_tv_s(ru.ru_utime) + lb_tv_s(ru.ru_stime);
+}
+
+void lb_host_load_begin(void)
+{
+	lb_load_mark(&lb_load_start);
+}
+
+static void lb_json_loadavg(FILE *f, const char *key,
+			    const struct lb_load_mark *m)
+{
+	fprintf(f, "\"%s\": ", key);
+	if (!m->has_loadavg) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "[%.2f, %.2f, %.2f]", m->loadavg[0], m->loadavg[1],
+		m->loadavg[2]);
+}
+
+void lb_host_load_json(FILE *f)
+{
+	struct lb_load_mark end;
+	const struct lb_load_mark *b = &lb_load_start;
+	double wall, own, all;
+	bool stat_ok;
+
+	lb_load_mark(&end);
+	wall = (double)(end.t_ns - b->t_ns) / 1e9;
+	stat_ok = b->has_stat && end.has_stat && wall > 0;
+	own = wall > 0 ? (end.own_s - b->own_s) / wall : 0;
+	all = stat_ok ? (end.busy_s - b->busy_s) / wall : 0;
+	fputs("{", f);
+	lb_json_loadavg(f, "loadavg_before", b);
+	fputs(", ", f);
+	lb_json_loadavg(f, "loadavg_after", &end);
+	fputs(", \"wall_s\": ", f);
+	lb_json_num(f, wall, true);
+	fputs(", \"busy_cpus\": ", f);
+	lb_json_num(f, all, stat_ok);
+	fputs(", \"own_busy_cpus\": ", f);
+	lb_json_num(f, own, wall > 0);
+	/* The clocks tick at different rates: a small negative is zero. */
+	fputs(", \"other_busy_cpus\": ", f);
+	lb_json_num(f, all > own ? all - own : 0, stat_ok);
 	fputc('}', f);
 }

@@ -68,7 +68,18 @@ struct lb_experiment {
 	unsigned threads[LB_MAX_THREAD_COUNTS];
 	size_t nthreads;
 	unsigned reps;
+	/* The A/A control: locks[aa] is the baseline run a second time in
+	 * the same interleaving, named aa_name in the output ("<lock>#2");
+	 * 0: none. */
+	size_t aa;
+	char aa_name[80];
 };
+
+/* The name lock l of e has in the output: the A/A copy's own name. */
+static inline const char *lb_lock_id(const struct lb_experiment *e, size_t l)
+{
+	return l && l == e->aa ? e->aa_name : e->locks[l]->name;
+}
 
 /* Global output settings. */
 struct lb_output {

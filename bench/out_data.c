@@ -51,7 +51,7 @@ void lb_out_csv(FILE *f, const struct lb_results *r)
 
 				fprintf(f, "%s,%s,%s,%u,%u,%s,%.3f,%llu,%llu,%llu,%.3f",
 					e->name, lb_workload_name(e->p.workload),
-					e->locks[l]->name, e->threads[th], rep + 1,
+					lb_lock_id(e, l), e->threads[th], rep + 1,
 					x->status == LB_RUN_OK ? "ok" : "dnf",
 					x->elapsed_ms, (unsigned long long)x->ops,
 					(unsigned long long)x->reads,
@@ -149,7 +149,7 @@ static void lb_json_point(FILE *f, const struct lb_results *r, size_t l,
 	lb_figure_fn fig = lb_primary_fn(e->p.workload);
 
 	fputs("        {\"lock\": ", f);
-	lb_json_str(f, e->locks[l]->name);
+	lb_json_str(f, lb_lock_id(e, l));
 	fprintf(f, ", \"threads\": %u,\n         \"primary\": ", e->threads[th]);
 	lb_json_spread(f, lb_summary_figure(r, l, th, fig));
 	fputs(",\n         \"ratio_to_baseline\": ", f);
@@ -169,6 +169,7 @@ void lb_out_json_begin(FILE *f)
 		"  \"host\": ", LB_JSON_SCHEMA_ID, LB_VERSION);
 	lb_host_json(f);
 	fputs(",\n  \"experiments\": [\n", f);
+	lb_host_load_begin();
 }
 
 void lb_out_json_experiment(FILE *f, const struct lb_results *r, bool first)
@@ -182,6 +183,16 @@ void lb_out_json_experiment(FILE *f, const struct lb_results *r, bool first)
 	fprintf(f, ",\n     \"workload\": \"%s\", \"reps\": %u, \"baseline\": ",
 		lb_workload_name(e->p.workload), e->reps);
 	lb_json_str(f, e->locks[lb_base_index(e)]->name);
+	fputs(", \"aa_control\": ", f);
+	if (e->aa) {
+		fputs("{\"lock\": ", f);
+		lb_json_str(f, e->locks[e->aa]->name);
+		fputs(", \"copy\": ", f);
+		lb_json_str(f, lb_lock_id(e, e->aa));
+		fputc('}', f);
+	} else {
+		fputs("null", f);
+	}
 	fprintf(f, ",\n     \"primary\": {\"unit\": \"%s\", "
 		"\"higher_is_better\": %s},\n     \"params\": ",
 		lb_primary_unit(e->p.workload),
@@ -190,7 +201,7 @@ void lb_out_json_experiment(FILE *f, const struct lb_results *r, bool first)
 	fputs(",\n     \"locks\": [", f);
 	for (size_t l = 0; l < e->nlocks; l++) {
 		fputs(l ? ", " : "", f);
-		lb_json_str(f, e->locks[l]->name);
+		lb_json_str(f, lb_lock_id(e, l));
 	}
 	fputs("],\n     \"threads\": [", f);
 	for (size_t th = 0; th < e->nthreads; th++)
@@ -209,7 +220,9 @@ void lb_out_json_experiment(FILE *f, const struct lb_results *r, bool first)
 /* notes: already JSON-encoded strings separated by ", " (or NULL). */
 void lb_out_json_end(FILE *f, const char *notes)
 {
-	fprintf(f, "\n  ],\n  \"notes\": [%s]\n}\n", notes ? notes : "");
+	fputs("\n  ],\n  \"load\": ", f);
+	lb_host_load_json(f);
+	fprintf(f, ",\n  \"notes\": [%s]\n}\n", notes ? notes : "");
 }
 
 /* ---- dispatch ----------------------------------------------------------- */

@@ -168,7 +168,7 @@ static void lb_print_heading(FILE *f, const struct lb_experiment *e)
 		p->pin ? ", pinned" : "", e->reps);
 	for (size_t l = 0; l < e->nlocks; l++)
 		if (e->labels[l])
-			fprintf(f, "%s = %s\n", e->labels[l], e->locks[l]->name);
+			fprintf(f, "%s = %s\n", e->labels[l], lb_lock_id(e, l));
 	fprintf(f, "cells: median [min-max] over reps; ratios: ratio of medians "
 		"[min-max of per-rep ratios]\n\n");
 }
@@ -176,7 +176,7 @@ static void lb_print_heading(FILE *f, const struct lb_experiment *e)
 /* Column header of lock l: its label when the experiment has one. */
 static const char *lb_col_name(const struct lb_experiment *e, size_t l)
 {
-	return e->labels[l] ? e->labels[l] : e->locks[l]->name;
+	return e->labels[l] ? e->labels[l] : lb_lock_id(e, l);
 }
 
 static bool lb_any_readers(const struct lb_experiment *e)

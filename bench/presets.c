@@ -33,6 +33,10 @@ struct lb_preset_part {
 	unsigned sleep_per_1024; /* --sleep-ratio */
 	enum lb_data_place data;
 	unsigned reps, reps_short;
+	/* Run the baseline a second time in the same interleaving (the A/A
+	 * control of the report's verdict, docs/bench-report.md): set on the
+	 * parts whose rows carry a seed's verdict. */
+	bool aa;
 };
 
 #define LB_MAX_PARTS 8 /* seed 004 has 8 tables */
@@ -80,7 +84,8 @@ static const struct lb_preset lb_presets[] = {
 	      .threads = "2-10,15,20", .threads_short = "2-6,10,20",
 	      .iters = 5000000, .iters_short = 200000,
 	      .rd = 5, .wr = 1, .load = 1, .lock_lat = 1,
-	      .reps = 5, .reps_short = 3 } } },
+	      .reps = 5, .reps_short = 3,
+	      .aa = true } } },
 
 	/* ---- seed 001: qspinlock, cmpxchg wait for the pending owner ----
 	 * Slot: needs qspinlock-cmpxchg-wait (the RFC) and qspinlock.  5 reps
@@ -95,7 +100,8 @@ static const struct lb_preset lb_presets[] = {
 	      .threads = "2", .threads_short = "2",
 	      .iters = 5000000, .iters_short = 500000,
 	      .rd = 0, .wr = 1, .load = 1, .lock_lat = 1,
-	      .data = LB_DATA_SAME_LINE, .reps = 5, .reps_short = 5 },
+	      .data = LB_DATA_SAME_LINE, .reps = 5, .reps_short = 5,
+	      .aa = true },
 	    { .name = "seed-001-other-line", .title = "seed 001 B: data in a "
 	      "different cache line, 2 threads",
 	      .workload = LB_W_LOOP, .locks = "qspinlock,qspinlock-cmpxchg-wait",
@@ -103,7 +109,8 @@ static const struct lb_preset lb_presets[] = {
 	      .threads = "2", .threads_short = "2",
 	      .iters = 5000000, .iters_short = 500000,
 	      .rd = 0, .wr = 1, .load = 1, .lock_lat = 1,
-	      .data = LB_DATA_OTHER_LINE, .reps = 5, .reps_short = 5 } } },
+	      .data = LB_DATA_OTHER_LINE, .reps = 5, .reps_short = 5,
+	      .aa = true } } },
 
 	/* ---- seed 002: rwsem wakes almost all readers (2019) ----
 	 * Columns: the seed's before/after (rwsem-wake-front: wake only the
@@ -120,7 +127,7 @@ static const struct lb_preset lb_presets[] = {
 	  "rwsem,rwsem-wake-front",
 	  { { .name = "seed-002", .title = "seed 002: rwsem reader wake-up, "
 	      "equal readers and writers",
-	      SEED002_RUN },
+	      SEED002_RUN, .aa = true },
 	    /* What an rwsem is for: critical sections that block now and
 	     * then (an I/O under the lock).  1 in 8 of them sleeps (usleep(1),
 	     * ~60 us here), so waiters outlast any spin and queue. */
@@ -141,7 +148,8 @@ static const struct lb_preset lb_presets[] = {
 	      .threads = "3-8", .threads_short = "3-8",
 	      .iters = 5000000, .iters_short = 100000,
 	      .rd = 0, .wr = 1, .load = 1, .lock_lat = 1,
-	      .reps = 5, .reps_short = 5 } } },
+	      .reps = 5, .reps_short = 5,
+	      .aa = true } } },
 
 	/* ---- seed 004: TP-futex, readers grouped (perf bench futex) ----
 	 * All of the seed's tables: mutex totals; rwlock 1:1 totals with
@@ -176,7 +184,7 @@ static const struct lb_preset lb_presets[] = {
 	      .rd = 50, .wr = 50, .load = 1, .lock_lat = 1,
 	      /* 5 short reps: the table with the TP targets, and one run
 	       * swings 2x here (docs/tp-locks.md) */
-	      .reps = 5, .reps_short = 5 },
+	      .reps = 5, .reps_short = 5, .aa = true },
 	    { .name = "seed-004-read90", .title = "seed 004: 90% readers, reader- and writer-preferring baselines",
 	      .workload = LB_W_FUTEX, .locks = "ww-rwlock-rpref,ww-rwlock-wpref,tp-rwlock,pthread-rwlock,pthread-rwlock-wpref", .labels = "WW rpref,WW wpref,TP futex,Glibc rpref,Glibc wpref",
 	      .base = "ww-rwlock-rpref",
@@ -296,6 +304,20 @@ static void lb_label_at(const char *labels, size_t idx, char *buf, size_t n)
 	}
 }
 
+/* Appends the A/A copy of the baseline: the same lock, run last in every
+ * round, named "<lock>#2" and labelled "<its label> A/A". */
+static void lb_part_aa(struct lb_experiment *e, char (*store)[64])
+{
+	size_t b = lb_base_index(e);
+
+	snprintf(e->aa_name, sizeof(e->aa_name), "%s#2", e->base->name);
+	snprintf(store[e->nlocks], 64, "%s A/A",
+		 e->labels[b] ? e->labels[b] : e->base->name);
+	e->labels[e->nlocks] = store[e->nlocks];
+	e->aa = e->nlocks;
+	e->locks[e->nlocks++] = e->base;
+}
+
 /* Builds the experiment of a part, dropping unregistered locks (noted).
  * Labels and strings live in `store` so e stays valid.  Returns false when
  * fewer than one lock remains. */
@@ -348,6 +370,8 @@ static bool lb_part_experiment(const struct lb_preset_part *pt,
 	e->base = pt->base ? lb_lock_find(pt->base) : NULL;
 	if (!e->base && e->nlocks)
 		e->base = e->locks[0];
+	if (pt->aa && e->base && e->nlocks < LB_MAX_LOCKS)
+		lb_part_aa(e, store);
 	return e->nlocks > 0;
 }
 

@@ -153,9 +153,13 @@ def sample_document():
     spread = {"median": 1.0, "min": 1.0, "max": 1.0, "n": 1}
     return {"schema": "qlock-lockbench/1", "lockbench_version": "1.0",
             "host": {"online_cpus": 2}, "notes": [],
+            "load": {"loadavg_before": [0.5, 0.4, 0.3],
+                     "loadavg_after": [1.5, 0.6, 0.35], "wall_s": 12.5,
+                     "busy_cpus": 1.9, "own_busy_cpus": 1.8,
+                     "other_busy_cpus": 0.1},
             "experiments": [{
                 "name": "cli", "title": "t", "workload": "rate", "reps": 1,
-                "baseline": "a",
+                "baseline": "a", "aa_control": {"lock": "a", "copy": "a#2"},
                 "primary": {"unit": "kops/s", "higher_is_better": True},
                 "params": {"iterations": 1, "duration_s": 0.1, "read_ratio": 1,
                            "write_ratio": 1, "xthread": False, "load": 1,
@@ -228,6 +232,11 @@ def self_test(schema):
         .update(spin=1.5),
         lambda d: d["experiments"][0]["params"].update(data="far"),
         lambda d: d.update(schema="qlock-lockbench/2"),
+        lambda d: d.pop("load"),
+        lambda d: d["load"].update(loadavg_before=[1, 2]),
+        lambda d: d["load"].pop("other_busy_cpus"),
+        lambda d: d["experiments"][0].pop("aa_control"),
+        lambda d: d["experiments"][0].update(aa_control={"lock": "a"}),
     ]
     return drift_test(schema, sample_document, drifts)
 

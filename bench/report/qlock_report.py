@@ -21,10 +21,10 @@ import re
 import sys
 
 from report_model import (DEFAULT_THRESHOLD, NO_CLAIM, NO_FIGURE,
-                          SIZE_FACTOR, Run, exp_params, figure, fmt_num,
-                          fmt_ratio, fmt_ratio_spread, fmt_spread, judge,
-                          load_json, row_label, seed_verdict, table_rows,
-                          used_experiments)
+                          SIZE_FACTOR, Judged, Run, aa_lock, exp_params,
+                          figure, fmt_band, fmt_num, fmt_ratio,
+                          fmt_ratio_spread, fmt_spread, load_json, row_label,
+                          seed_verdict, table_rows, used_experiments)
 from report_apps import add_apps, load_apps, make_apps_plot
 from report_map import HEAT_CSS, add_maps, load_map
 from report_plots import make_plots
@@ -104,7 +104,7 @@ code { background: #f3f3f3; padding: 0 0.2em; }
 figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
 .reproduced { color: #060; font-weight: bold; }
 .not-reproduced { color: #a00; font-weight: bold; }
-.inconclusive, .not-run { color: #a60; font-weight: bold; }
+.inconclusive, .not-run, .not-testable { color: #a60; font-weight: bold; }
 """ + HEAT_CSS + """</style></head><body>"""
 
 
@@ -219,11 +219,43 @@ def citation(seed):
                                 c["archive"])
 
 
-def our_columns(t):
+def our_columns(t, run=None):
+    """The measured columns of a table: the published ones, the extra
+    ones, then every other lock its experiments ran (the A/A copy of the
+    baseline named so), so no lock a preset runs goes unshown."""
     ours = t["ours"]
     cols = [(name, ours["columns"][name]) for name in t["columns"]
             if name in ours["columns"]]
-    return cols + list(ours.get("extra_columns", {}).items())
+    cols += list(ours.get("extra_columns", {}).items())
+    if run is None:
+        return cols
+    shown = {lock for _, lock in cols}
+    for name in table_experiments(t):
+        exp = run.exps.get(name)
+        if not exp:
+            continue
+        aa = aa_lock(exp)
+        for lock in exp["locks"]:
+            if lock in shown:
+                continue
+            shown.add(lock)
+            if aa and lock == aa[1]:
+                cols.append(("%s again (A/A control)" % next(
+                    (n for n, lk in cols if lk == aa[0]), aa[0]), lock))
+            else:
+                cols.append((lock, lock))
+    return cols
+
+
+def table_experiments(t):
+    ours = t.get("ours", {})
+    names = [ours.get("experiment")] + [r.get("experiment") for r in
+                                        ours.get("rows", {}).values()]
+    out = []
+    for n in names:
+        if n and n not in out:
+            out.append(n)
+    return out
 
 
 def add_tables(doc, seed, t, run):
@@ -242,7 +274,7 @@ def add_tables(doc, seed, t, run):
         doc.p("Not run here: %s." % t["not_run"])
         return
     rows, exps, over = table_rows(t, run), [], False
-    cols = our_columns(t)
+    cols = our_columns(t, run)
     body = []
     for row, cells in zip(rows, t["rows"]):
         label = row.key + (" †" if row.oversub else "")
@@ -312,20 +344,36 @@ def add_merits(doc, seed, t, run, verdict):
     threshold = seed["verdict"].get("threshold", DEFAULT_THRESHOLD)
     for merit in t.get("merits", []):
         fmt = merit.get("format", "x")
-        body = []
+        body, sums = [], False
         for row in rows:
-            pub, ours = row.published_ratio(t, merit), row.ratio(t, merit)
-            j = judge(pub, ours, threshold)
-            if row.rep and ours and j not in (NO_CLAIM, NO_FIGURE):
-                j = "one run: not judged"
+            j = Judged(t["id"], t, row, merit, threshold)
+            cls = j.cls
+            if row.rep and j.ours and cls not in (NO_CLAIM, NO_FIGURE):
+                cls = "one run: not judged"
+            if j.direction:
+                pub = "%s (no figure)" % merit.get("claim", j.direction)
+            else:
+                pub = fmt_ratio(j.pub, fmt)
+            here = fmt_ratio(j.ours[0], fmt) if row.rep and j.ours \
+                else fmt_ratio_spread(j.ours, fmt)
+            if j.sums is not None:
+                sums = True
+                here = "%s ratio of sums; paired median %s" % (
+                    fmt_ratio(j.sums, fmt), here)
             body.append([row_label(row) + (" †" if row.oversub else ""),
-                         fmt_ratio(pub, fmt),
-                         fmt_ratio(ours[0], fmt) if row.rep and ours
-                         else fmt_ratio_spread(ours, fmt), j,
+                         pub, here,
+                         "±" + fmt_band(j.aa) if j.aa is not None else "-",
+                         cls,
                          role.get((t["id"], row.key, merit["label"]), "-")])
-        doc.table(["row", "published", "here: median [per-rep min..max]",
-                   "here vs published", "in the verdict"], body,
+        doc.table(["row", "published", "here: median of the paired per-rep "
+                   "ratios [min..max]", "A/A band", "here vs published",
+                   "in the verdict"], body,
                   "Figure of merit: %s" % merit["label"])
+        if sums:
+            doc.p("The total rows are a ratio of sums in the patch (its "
+                  "\"Totally\" line); here that ratio of the summed reps is "
+                  "shown as published, and the median of the paired per-rep "
+                  "ratios beside it is what the verdict judges.")
 
 
 def verdict_class(verdict):
@@ -405,7 +453,36 @@ def add_machine(doc, run, maps):
                        else "unknown" for _, h in run.hosts]
             for key, label in HOST_FIELDS]
     doc.table(header, body, "Where the measured figures come from")
+    if run.load:
+        doc.p("Load during the run: " + load_line(run) + ".")
+    else:
+        doc.p("Load during the run: not recorded (a lockbench run from "
+              "before the load was recorded).")
     add_maps(doc, maps)
+
+
+def load_line(run):
+    """The machine's load over the run, from the JSON's "load" objects."""
+    parts = []
+    for path, ld in run.load:
+        b, a = ld.get("loadavg_before"), ld.get("loadavg_after")
+        text = []
+        if b and a:
+            text.append("load average %.2f before, %.2f after" % (b[0], a[0]))
+        other = ld.get("other_busy_cpus")
+        if other is not None:
+            text.append("other processes kept %.2f of the %d CPUs busy over "
+                        "the %.0f s (lockbench itself %.2f)" % (
+                            other, run.cpus, ld.get("wall_s") or 0,
+                            ld.get("own_busy_cpus") or 0))
+        tag = ("quiet" if other is not None and other < 0.25 else
+               "loaded" if other is not None else None)
+        line = ", ".join(text) or "unreadable"
+        if tag:
+            line += " (%s)" % tag
+        parts.append(line + ("" if len(run.load) == 1 else
+                             " [%s]" % os.path.basename(path)))
+    return "; ".join(parts)
 
 
 # ---- main --------------------------------------------------------------------
@@ -418,18 +495,27 @@ def build_doc(pub, run, plot_dir, plot_problem, maps, verdicts):
           "published (exactly as the patch gives it) beside the same rows "
           "measured here by `lockbench`, the patch's figure of merit side by "
           "side, and a verdict computed from the data (docs/bench-report.md, "
-          "\"Verdicts\").  A ratio is after / before of the patch: the ratio "
-          "of the medians, with the smallest and largest per-rep ratio (reps "
-          "of both locks ran back to back).  A row **agrees** when its ratio "
-          "has the published sign, a size within %gx..%gx of the published "
-          "one (size: |ln ratio|) and a per-rep range that excludes 1.  The "
-          "verdict is about the patch's headline table, and only rows with a "
-          "CPU per thread (as the patch had) carry it alone: **reproduced** "
-          "(the carrying rows agree), **not reproduced here** (they show no "
-          "effect, the opposite sign or a size outside that factor; the "
-          "reason says why this machine may differ), **inconclusive** (their "
-          "ranges are too wide to tell, or only oversubscribed rows agree) "
-          "or **not run**." % (1 / SIZE_FACTOR, SIZE_FACTOR))
+          "\"Verdicts\").  A ratio is after / before of the patch, and the "
+          "statistic is the **median of the paired per-rep ratios** (rep i "
+          "of both locks ran back to back in one round) with its interval, "
+          "the smallest and largest of those ratios (it holds their median "
+          "with probability 75%% at 3 reps, 94%% at 5).  Each carrying row "
+          "also has an **A/A band**: the baseline run a second time in the "
+          "same rounds, against itself; an effect inside it is noise.  A row "
+          "**agrees** when its ratio has the published sign, a size within "
+          "%gx..%gx of the published one (size: |ln ratio|), an interval "
+          "that excludes 1 and a median outside the A/A band.  Only rows "
+          "with a CPU per thread (as the patch had) carry a verdict, two of "
+          "them unless the patch claims one: **reproduced** (they agree), "
+          "**not reproduced here** (they show no effect, the opposite sign "
+          "or a size outside that factor; the reason says why this machine "
+          "may differ), **inconclusive** (intervals too wide, or effects "
+          "inside the A/A band), **not testable here** (too few such rows; "
+          "the reason names the CPUs the published table needs) or **not "
+          "run**.  Oversubscribed rows are shown as support and never decide, "
+          "either way." % (1 / SIZE_FACTOR, SIZE_FACTOR))
+    if run.load:
+        doc.p("**Machine load during the run:** " + load_line(run) + ".")
     doc.table(["seed", "patch", "verdict", "reason"],
               [[s["id"], s["title"],
                 (verdicts[s["id"]].verdict,

@@ -28,7 +28,7 @@ class Run:
     file's experiment of the same name replaces an earlier one)."""
 
     def __init__(self, paths):
-        self.exps, self.hosts, self.notes = {}, [], []
+        self.exps, self.hosts, self.notes, self.load = {}, [], [], []
         for path in paths:
             doc = load_json(path)
             if not isinstance(doc, dict) or \
@@ -37,6 +37,8 @@ class Run:
                       % path, file=sys.stderr)
                 sys.exit(2)
             self.hosts.append((path, doc.get("host", {})))
+            if isinstance(doc.get("load"), dict):
+                self.load.append((path, doc["load"]))
             self.notes += doc.get("notes", [])
             for e in doc.get("experiments", []):
                 self.exps[e["name"]] = e
@@ -86,26 +88,62 @@ def figure(exp, lock, threads, metric):
     return spread(run_metric(exp, r, metric) for r in ok_runs(p))
 
 
-def paired_ratio(exp, after, before, threads, metric):
-    """Ratio of medians, and min/max of the per-rep ratios (rep i of both
-    locks ran back to back), as lockbench computes its ratio columns."""
+def per_rep_ratios(exp, after, before, threads, metric):
+    """The paired per-rep ratios after / before (rep i of both locks ran
+    back to back, in the same round), by rep."""
     pa, pb = point(exp, after, threads), point(exp, before, threads)
-    fa, fb = figure(exp, after, threads, metric), \
-        figure(exp, before, threads, metric)
-    if not pa or not pb or not fa or not fb or fb[0] <= 0:
-        return None
+    if not pa or not pb:
+        return {}
     ra = {r["rep"]: r for r in ok_runs(pa)}
-    per = []
+    per = {}
     for r in ok_runs(pb):
         a, b = ra.get(r["rep"]), run_metric(exp, r, metric)
         if a is None or b is None or b <= 0:
             continue
         x = run_metric(exp, a, metric)
-        if x is not None:
-            per.append(x / b)
+        if x is not None and x > 0:
+            per[r["rep"]] = x / b
+    return per
+
+
+def paired_ratio(exp, after, before, threads, metric):
+    """The report's statistic: the median of the paired per-rep ratios,
+    with their min and max (its interval: for n reps the min..max of n
+    paired ratios holds their median with probability 1 - 2^(1-n), 75% at
+    3 reps, 94% at 5) and n."""
+    per = list(per_rep_ratios(exp, after, before, threads, metric).values())
     if not per:
         return None
-    return (fa[0] / fb[0], min(per), max(per), len(per))
+    return (statistics.median(per), min(per), max(per), len(per))
+
+
+def interval_level(n):
+    """Coverage of the min..max of n paired ratios for their median."""
+    return 1 - 2.0 ** (1 - n) if n >= 2 else 0.0
+
+
+def aa_lock(exp):
+    """(baseline, its A/A copy) of an experiment run with an A/A control,
+    else None (lockbench runs before the control existed)."""
+    aa = exp.get("aa_control")
+    if isinstance(aa, dict) and aa.get("lock") and aa.get("copy"):
+        return aa["lock"], aa["copy"]
+    return None
+
+
+def aa_band(exp, threads, metric):
+    """The A/A control of one row: the baseline's second copy against the
+    baseline, paired per rep.  Returns (half-width w, per-rep ratios): the
+    band is ratio in [e^-w, e^w], w the largest |ln| of those ratios (which
+    copy is "A" is arbitrary, so the band is symmetric)."""
+    pair = aa_lock(exp) if exp else None
+    if not pair:
+        return None
+    per = list(per_rep_ratios(exp, pair[1], pair[0], threads,
+                              metric).values())
+    if len(per) < 2:
+        return None
+    return (max(abs(math.log(x)) for x in per), per)
 
 
 # ---- published tables --------------------------------------------------------
@@ -163,6 +201,8 @@ class Row:
 
     def published(self, table, ref):
         name, part = col_ref(ref)
+        if name not in table["columns"]:
+            return None  # a column the patch did not publish
         return pub_number(self.cells[table["columns"].index(name)], part)
 
     def ours(self, lock):
@@ -181,29 +221,45 @@ class Row:
         return {r["rep"]: run_metric(self.exp, r, self.metric)
                 for r in ok_runs(p)}
 
+    def locks(self, table, merit):
+        """(after, before) lock names of a merit."""
+        cols = dict(table["ours"]["columns"])
+        cols.update(table["ours"].get("extra_columns", {}))
+        return (cols[col_ref(merit["after"])[0]],
+                cols[col_ref(merit["before"])[0]])
+
     def ratio(self, table, merit):
+        """The median of the paired per-rep ratios [min, max, n]; a row of
+        one rep (seed 001's runs 1-5): that rep's ratio."""
         if self.missing:
             return None
-        cols = table["ours"]["columns"]
-        after = cols[col_ref(merit["after"])[0]]
-        before = cols[col_ref(merit["before"])[0]]
-        if self.rep or self.aggregate:
-            return self.rep_ratio(after, before)
+        after, before = self.locks(table, merit)
+        if self.rep:
+            a, b = self.rep_values(after), self.rep_values(before)
+            if not b.get(self.rep) or a.get(self.rep) is None:
+                return None
+            x = a[self.rep] / b[self.rep]
+            return (x, x, x, 1)
         return paired_ratio(self.exp, after, before, self.threads,
                             self.metric)
 
-    def rep_ratio(self, after, before):
-        """One rep's ratio, or the ratio of the sums (as the patch's total)
-        with the per-rep ratios as its spread."""
+    def sum_ratio(self, table, merit):
+        """A total row (aggregate "sum"): the ratio of the sums over the
+        paired reps, the form the patch published; else None."""
+        if self.missing or self.aggregate != "sum":
+            return None
+        after, before = self.locks(table, merit)
         a, b = self.rep_values(after), self.rep_values(before)
-        reps = sorted(k for k in a if k in b and b[k])
-        if self.rep:
-            reps = [k for k in reps if k == self.rep]
+        reps = [k for k in a if k in b and b[k] and a[k] is not None]
         if not reps:
             return None
-        per = [a[k] / b[k] for k in reps]
-        med = sum(a[k] for k in reps) / sum(b[k] for k in reps)
-        return (med, min(per), max(per), len(per))
+        return sum(a[k] for k in reps) / sum(b[k] for k in reps)
+
+    def aa(self):
+        """This row's A/A band (aa_band), or None."""
+        if self.missing:
+            return None
+        return aa_band(self.exp, self.threads, self.metric)
 
     def published_ratio(self, table, merit):
         a = self.published(table, merit["after"])
@@ -233,6 +289,7 @@ SMALLER = "same sign, under half the published size"
 OPPOSITE = "opposite sign"
 NO_EFFECT = "no effect: the interval rules out half the published size"
 TOO_WIDE = "interval too wide to tell"
+IN_AA = "inside the A/A band"
 FEW_REPS = "fewer than 2 reps: not judged"
 NOT_RUN = "not run"
 NO_CLAIM = "no published effect"
@@ -240,21 +297,23 @@ NO_FIGURE = "no published figure"
 
 PRO = (AGREES,)
 CON = (LARGER, SMALLER, OPPOSITE, NO_EFFECT)
-OPEN = (TOO_WIDE, FEW_REPS)
+OPEN = (TOO_WIDE, IN_AA, FEW_REPS)
 
 # Short names for the one-line summaries.
 SHORT = {AGREES: "agrees", LARGER: "too large", SMALLER: "too small",
          OPPOSITE: "opposite", NO_EFFECT: "no effect", TOO_WIDE: "too wide",
-         FEW_REPS: "one rep", NOT_RUN: "not run"}
+         IN_AA: "inside A/A", FEW_REPS: "one rep", NOT_RUN: "not run"}
 
 
 def size(r):
     return abs(math.log(r))
 
 
-def judge(pub, ours, threshold=DEFAULT_THRESHOLD, factor=SIZE_FACTOR):
-    """How a row's measured ratio (median, min, max, reps) compares with
-    the published ratio pub (both after / before)."""
+def judge(pub, ours, threshold=DEFAULT_THRESHOLD, factor=SIZE_FACTOR,
+          aa=None):
+    """How a row's measured ratio (paired median, min, max, reps) compares
+    with the published ratio pub (both after / before).  aa: the row's A/A
+    half-width (aa_band), or None when the run had no A/A control."""
     if pub is None or pub <= 0:
         return NO_FIGURE
     if abs(pub - 1) < threshold:
@@ -263,12 +322,18 @@ def judge(pub, ours, threshold=DEFAULT_THRESHOLD, factor=SIZE_FACTOR):
         return NOT_RUN
     if ours[3] < 2 or min(ours[:3]) <= 0:
         return FEW_REPS
+    # the baseline against itself moved as much as the patch claims: this
+    # run cannot see the effect either way
+    if aa is not None and size(pub) <= aa:
+        return IN_AA
     # everything in the published direction: positive = the patch's side
     sign = 1 if pub > 1 else -1
     want = size(pub)
     med = sign * math.log(ours[0])
     lo, hi = sorted((sign * math.log(ours[1]), sign * math.log(ours[2])))
     if lo > 0:
+        if aa is not None and med <= aa:
+            return IN_AA  # agreement no larger than the A/A noise
         if med > factor * want:
             return LARGER
         if med < want / factor:
@@ -281,27 +346,72 @@ def judge(pub, ours, threshold=DEFAULT_THRESHOLD, factor=SIZE_FACTOR):
     return TOO_WIDE
 
 
+def judge_direction(sign, ours, aa=None):
+    """A claim with a direction and no published figure (seed 004's
+    grouping on against off: "to improve throughput"): agrees when the
+    interval lies on that side of 1 and the median outside the A/A band."""
+    if ours is None:
+        return NOT_RUN
+    if ours[3] < 2 or min(ours[:3]) <= 0:
+        return FEW_REPS
+    med = sign * math.log(ours[0])
+    lo, hi = sorted((sign * math.log(ours[1]), sign * math.log(ours[2])))
+    if lo > 0:
+        return IN_AA if aa is not None and med <= aa else AGREES
+    if hi < 0:
+        return OPPOSITE
+    return TOO_WIDE
+
+
 class Judged:
-    """One row of a seed's verdict: where it is, its two ratios, its class
-    (judge()), and whether this machine had a CPU per thread for it."""
+    """One row of a seed's verdict: where it is, its two ratios, its A/A
+    band, its class (judge()), and whether this machine had a CPU per
+    thread for it."""
 
     def __init__(self, tid, table, row, merit, threshold):
         self.tid, self.table, self.row, self.merit = tid, table, row, merit
-        self.pub = row.published_ratio(table, merit)
+        self.direction = merit.get("direction")
+        self.pub = None if self.direction else \
+            row.published_ratio(table, merit)
         self.ours = row.ratio(table, merit)
-        self.cls = judge(self.pub, self.ours, threshold)
+        self.sums = row.sum_ratio(table, merit)
+        band = row.aa()
+        self.aa = band[0] if band else None
+        if self.direction:
+            self.cls = judge_direction(1 if self.direction == "higher"
+                                       else -1, self.ours, self.aa)
+        else:
+            self.cls = judge(self.pub, self.ours, threshold, aa=self.aa)
         if row.rep and self.ours and self.cls not in (NO_CLAIM, NO_FIGURE):
             self.cls = FEW_REPS
         self.oversub = row.oversub
 
     def label(self, with_table=False):
         where = ("table %s, " % self.tid) if with_table else ""
-        return where + row_label(self.row) + (" †" if self.oversub else "")
+        what = (" %s" % self.merit["label"]) if self.direction else ""
+        return where + row_label(self.row) + what + \
+            (" †" if self.oversub else "")
 
     def figures(self):
         fmt = self.merit.get("format", "x")
-        return "published %s, here %s" % (fmt_ratio(self.pub, fmt),
-                                          fmt_ratio_spread(self.ours, fmt))
+        if self.direction:
+            pub = "published: %s (no figure)" % self.merit.get(
+                "claim", self.direction)
+        else:
+            pub = "published %s" % fmt_ratio(self.pub, fmt)
+        here = "here %s" % fmt_ratio_spread(self.ours, fmt)
+        if self.sums is not None:
+            here = "here %s (ratio of sums, the published form), paired " \
+                "median %s" % (fmt_ratio(self.sums, fmt),
+                               fmt_ratio_spread(self.ours, fmt))
+        aa = ", A/A band ±%s" % fmt_band(self.aa) \
+            if self.aa is not None else ""
+        return "%s, %s%s" % (pub, here, aa)
+
+
+def fmt_band(w):
+    """An A/A half-width |ln| as a percentage."""
+    return "%.1f%%" % (100 * (math.exp(w) - 1))
 
 
 def tally(rows):
@@ -317,10 +427,14 @@ def tally(rows):
     return "inconclusive"
 
 
+VERDICTS = ("reproduced", "not reproduced here", "inconclusive",
+            "not testable here", "not run")
+
+
 class Verdict:
-    """A seed's verdict: verdict (reproduced, not reproduced here,
-    inconclusive, not run), reason (one sentence), carried (the rows it
-    rests on), support (other rows shown beside it, never deciding)."""
+    """A seed's verdict: verdict (VERDICTS), reason (one sentence),
+    carried (the rows it rests on), support (other rows shown beside it,
+    never deciding)."""
 
     def __init__(self, verdict, reason, carried, support, with_table):
         self.verdict, self.reason = verdict, reason
@@ -333,8 +447,12 @@ class Verdict:
             return ", ".join("%s (%s)" % (r.label(self.with_table),
                                           SHORT[r.cls]) for r in rows)
         if not self.carried:
-            return "carried by: no row (none of the judged rows was run)"
-        line = "carried by: " + names(self.carried)
+            line = "carried by: no row (%s)" % (
+                "none with a CPU per thread here"
+                if self.verdict == "not testable here"
+                else "none of the judged rows was run")
+        else:
+            line = "carried by: " + names(self.carried)
         if self.support:
             line += "; support: " + names(self.support)
         return line
@@ -342,7 +460,8 @@ class Verdict:
 
 def verdict_rows(seed, run):
     """The Judged rows of a seed's headline (its "verdict" entry: table or
-    tables, merit, optionally rows) and of its supporting tables."""
+    tables, merit, optionally rows; "also": more claims that carry, such as
+    seed 004's grouping on against off) and of its supporting tables."""
     v = seed["verdict"]
     tables = {t["id"]: t for t in seed["tables"]}
     threshold = v.get("threshold", DEFAULT_THRESHOLD)
@@ -356,25 +475,40 @@ def verdict_rows(seed, run):
     head = []
     for tid in v.get("tables", [v.get("table")]):
         head += judged(tid, v["merit"], v.get("rows"))
+    for a in v.get("also", []):
+        head += judged(a["table"], a["merit"], a.get("rows"))
     support = []
     for s in v.get("support", []):
         support += judged(s["table"], s.get("merit", 0), s.get("rows"))
     return head, support
 
 
+def needs_cpus(claims, rows_needed):
+    """The CPUs the patch's regime needs for rows_needed of its claimed
+    headline rows (one thread per CPU, as the patch ran), from the
+    published table: the rows_needed-th smallest thread count."""
+    counts = sorted(r.row.threads for r in claims if r.row.threads)
+    if not counts:
+        return None
+    return counts[min(rows_needed, len(counts)) - 1]
+
+
 def seed_verdict(seed, run):
     """The verdict of a seed (docs/bench-report.md, "Verdicts").
 
-    The headline rows (the table and regime the patch names) whose
-    published ratio differs from 1 by the threshold are its claims.  The
-    rows among them that had a CPU per thread here, as every patch had
-    there, carry the verdict (tally()).  Oversubscribed rows and the
-    supporting tables' rows are support; when no headline row had a CPU
-    per thread, the oversubscribed headline rows carry it, but alone they
-    can say only "not reproduced here" (with the CPUs the patch's regime
-    needs) or "inconclusive", never "reproduced"."""
+    The headline rows whose published ratio differs from 1 by the
+    threshold (or that claim a direction) are its claims.  Only claimed
+    rows with a CPU per thread here, as the patch had there, carry the
+    verdict (tally()); oversubscribed rows and the supporting tables' rows
+    are shown as support and never decide, either way.  A verdict needs
+    two carrying rows unless the seed claims one; with fewer the seed is
+    "not testable here", with the CPUs its published table needs.  A row
+    whose effect is inside its A/A band (the baseline against itself in
+    the same run) is open, so a run as noisy as the effect is
+    "inconclusive"."""
     head, extra = verdict_rows(seed, run)
-    with_table = "tables" in seed["verdict"] or bool(extra)
+    with_table = "tables" in seed["verdict"] or bool(extra) or \
+        bool(seed["verdict"].get("also"))
     claims = [r for r in head if r.cls not in (NO_CLAIM, NO_FIGURE)]
     ran = [r for r in claims if r.cls != NOT_RUN]
     extra = [r for r in extra if r.cls not in (NO_CLAIM, NO_FIGURE, NOT_RUN)]
@@ -389,23 +523,37 @@ def seed_verdict(seed, run):
                        [], extra, with_table)
     fit = [r for r in ran if not r.oversub]
     over = [r for r in ran if r.oversub]
-    carried, support = (fit, over + extra) if fit else (over, extra)
-    verdict = tally(carried)
+    support = over + extra
+    rows_needed = 2 if len(claims) >= 2 else 1
+    if len(fit) < rows_needed:
+        need = needs_cpus(claims, rows_needed)
+        smallest = needs_cpus(claims, 1)
+        if fit:
+            why = ("only %s has a CPU per thread on the %d CPUs here, and "
+                   "no verdict rests on one row of the %d the patch "
+                   "claims" % (fit[0].label(with_table), run.cpus,
+                               len(claims)))
+        else:
+            why = ("every claimed row run here has more threads than the "
+                   "%d CPUs here, and the patch had a CPU per thread" %
+                   run.cpus)
+        start = ("the published rows with an effect start at %d threads; "
+                 % smallest) if rows_needed > 1 and smallest != need else ""
+        reason = "%s: %sthe patch's regime needs %d or more CPUs%s" % (
+            why, start, need,
+            " for two of them" if rows_needed > 1 else "")
+        return Verdict("not testable here", reason, fit, support, with_table)
+    verdict = tally(fit)
     reason = "; ".join("%s: %s (%s)" % (r.label(with_table), r.figures(),
-                                        r.cls) for r in carried)
-    if not fit:
-        need = min(r.row.threads for r in carried)
-        regime = ("every headline row run here has more threads than the "
-                  "%d CPUs here, and the patch had a CPU per thread: its "
-                  "regime needs %d or more CPUs" % (run.cpus, need))
-        if verdict == "reproduced":
-            verdict = "inconclusive"
-            regime = ("agrees only where oversubscribed, which cannot carry "
-                      "a verdict alone; " + regime)
-        reason += "; " + regime
+                                        r.cls) for r in fit)
+    if verdict == "inconclusive" and any(r.cls == IN_AA for r in fit):
+        reason += "; the baseline against itself (A/A) moved as much as " \
+            "the effect"
     elif verdict == "not reproduced here":
         reason += "; why it may differ here: " + seed["regime"]
-    return Verdict(verdict, reason, carried, support, with_table)
+    if not any(r.aa is not None for r in fit):
+        reason += "; this run has no A/A control"
+    return Verdict(verdict, reason, fit, support, with_table)
 
 
 def row_label(row):

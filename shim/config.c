@@ -87,6 +87,9 @@ static int pick(const char *var, const char *const *names, int nr,
 		bool (*built)(int), int dflt)
 {
 	const char *v = getenv(var);
+	/* Never null for a built default; said so for the compiler, whose
+	 * -O3 inlining otherwise sees names[dflt] as possibly null. */
+	const char *dname = names[dflt] ? names[dflt] : "?";
 
 	if (!v || !*v)
 		return dflt;
@@ -94,7 +97,7 @@ static int pick(const char *var, const char *const *names, int nr,
 		if (names[i] && strcmp(v, names[i]) == 0 && built(i))
 			return i;
 	fprintf(stderr, "libqlock-pthread: %s=%s is not available here; "
-		"using %s (choices:", var, v, names[dflt]);
+		"using %s (choices:", var, v, dname);
 	for (int i = 0; i < nr; i++)
 		if (names[i] && built(i))
 			fprintf(stderr, " %s", names[i]);

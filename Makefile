@@ -15,7 +15,11 @@ TSAN_DIR  ?= build-tsan
 ASAN_DIR  ?= build-asan
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD_TYPE ?= RelWithDebInfo
+# The project's own builds treat warnings as errors (a plain cmake build
+# does not: QLOCK_WERROR is off by default); WERROR=OFF to build anyway.
+WERROR ?= ON
 CMAKE_FLAGS ?=
+QLOCK_CMAKE_FLAGS = -DQLOCK_WERROR=$(WERROR) $(CMAKE_FLAGS)
 BENCH_ARGS ?= seed all --short
 APPS_ARGS ?=
 
@@ -24,7 +28,7 @@ APPS_ARGS ?=
 all: build
 
 build:
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(QLOCK_CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # Optional extras (Concurrency Kit, absl, TBB baselines); never fails the build.
@@ -32,7 +36,7 @@ deps:
 	@sh scripts/install-deps.sh --optional
 
 BENCH_ENV = BUILD_DIR=$(BUILD_DIR) JOBS=$(JOBS) BUILD_TYPE=$(BUILD_TYPE) \
-	CMAKE_FLAGS="$(CMAKE_FLAGS)"
+	CMAKE_FLAGS="$(QLOCK_CMAKE_FLAGS)"
 
 bench: deps
 	@$(BENCH_ENV) sh scripts/bench.sh $(BENCH_ARGS)
@@ -56,23 +60,23 @@ test-plain: build
 	ctest --test-dir $(BUILD_DIR) -j $(JOBS) --output-on-failure
 
 test-tsan:
-	cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQLOCK_TSAN=ON $(CMAKE_FLAGS)
+	cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQLOCK_TSAN=ON $(QLOCK_CMAKE_FLAGS)
 	cmake --build $(TSAN_DIR) -j $(JOBS)
 	ctest --test-dir $(TSAN_DIR) -j $(JOBS) --output-on-failure
 
 test-asan:
-	cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQLOCK_ASAN=ON $(CMAKE_FLAGS)
+	cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQLOCK_ASAN=ON $(QLOCK_CMAKE_FLAGS)
 	cmake --build $(ASAN_DIR) -j $(JOBS)
 	ctest --test-dir $(ASAN_DIR) -j $(JOBS) --output-on-failure
 
 # The suite cross-built for s390x and aarch64, run under qemu-user.
 test-cross:
-	JOBS=$(JOBS) sh scripts/test-cross.sh
+	JOBS=$(JOBS) CMAKE_FLAGS="$(QLOCK_CMAKE_FLAGS)" sh scripts/test-cross.sh
 
 # The library and its unit tests with whole-word atomics only (the
 # 1-bit pending qspinlock layout), natively.
 test-word:
-	cmake -S . -B build-word -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQLOCK_WORD_ATOMICS_ONLY=ON -DQLOCK_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake -S . -B build-word -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQLOCK_WORD_ATOMICS_ONLY=ON -DQLOCK_BUILD_BENCH=OFF $(QLOCK_CMAKE_FLAGS)
 	cmake --build build-word -j $(JOBS)
 	ctest --test-dir build-word -j $(JOBS) --output-on-failure -LE 'shim|torture'
 

@@ -6,6 +6,8 @@
 # failure: scripts/install-deps.sh --cross installs them).  Tests that
 # run their target binary from a host-side script, not through the
 # emulator, are named in one line and not run.
+# Environment: JOBS, CMAKE_FLAGS (extra cmake flags; make test-cross
+# passes -DQLOCK_WERROR=ON).
 set -u
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-2}
@@ -21,7 +23,7 @@ for arch in ${*:-s390x aarch64}; do
 	dir=build-$arch
 	start=$(date +%s)
 	if ! cmake -S . -B "$dir" -DCMAKE_TOOLCHAIN_FILE="cmake/toolchain-$arch.cmake" \
-		-DQLOCK_WITH_CK=OFF >/dev/null ||
+		-DQLOCK_WITH_CK=OFF ${CMAKE_FLAGS:-} >/dev/null ||
 	   ! cmake --build "$dir" -j "$jobs" >/dev/null; then
 		echo "test-cross: $arch: build FAILED"; rc=1; continue
 	fi

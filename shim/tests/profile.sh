@@ -6,7 +6,8 @@
 # parses and holds the same, with exact per-lock acquisition counts (300
 # mutexes taken in turn); a live ABBA deadlock is reported with both
 # threads' sites; --stats keeps its table and shows the internal counters
-# only with --verbose; a 50 ms wait reads 50 ms.
+# only with --verbose; waits of 50 ms read between 50 ms and the
+# waiter's own measure.
 #   profile.sh RUN SOURCE PROG PROG_NODEBUG PROG_STRIPPED PROG_RDYNAMIC_STRIPPED
 set -u
 run=$1 src=$2 prog=$3 nodebug=$4 stripped=$5 rdyn=$6
@@ -175,11 +176,17 @@ bounded "$run" --stats --verbose -- "$prog" hot 2 5000 >"$work/o" 2>"$work/r" ||
 expect_in "--stats --verbose" "$work/r" "futex_"
 
 # 8. The clock: four waits of 50 ms or more each (the holder slept that
-#    long after the waiter blocked) read what the waiter measured around
-#    its lock calls, no more and not much less (a clock at the wrong rate,
-#    such as TSC cycles taken for ns, would be off by 2x or more; a wait
-#    that slept left to the sampling would count 8 times or not at all),
-#    and their site counts them exactly, beside a site whose many short
+#    long after the waiter blocked in the lock call) read no less than
+#    4 x 50 ms and no more than the waiter measured around its lock calls
+#    (the report's wait lies inside the waiter's own interval), each with
+#    room for the TSC rate's calibration error (a quarter below, half
+#    above); both bounds are orders of events, not speeds, so a loaded
+#    machine only widens the gap between them.  A clock at the wrong rate,
+#    such as TSC cycles taken for ns (off by 2x or more), reads below the
+#    floor, or above the ceiling on a quiet machine (where the waiter
+#    measures within a few ms of 200 ms); a wait that slept
+#    left to the sampling would count 8 times or not at all, so the
+#    waiter's site counts them exactly, beside a site whose many short
 #    waits are sampled (the sites add up to the contended acquisitions).
 #    Behind --mutex=glibc too, where the drop-in does not see the sleeps
 #    and counts every wait that could sleep as one that did.
@@ -199,14 +206,14 @@ l = l[0]
 at = {s["site"].split(" ")[0]: s for s in l["waited_at"]}
 w = at["slow_waiter"]
 assert w["count"] == 4, l
-assert own >= 200e6 and 0.5 * own <= w["wait_ns"] <= own + 4e6, (w, own)
-assert 0.2 * w["wait_ns"] <= l["wait_ns"]["max"] <= 0.5 * w["wait_ns"], l
+assert own >= 200e6 and 150e6 <= w["wait_ns"] <= 1.5 * own + 4e6, (w, own)
+assert l["wait_ns"]["max"] >= 37.5e6, l
 assert sum(s["count"] for s in l["waited_at"]) + l["waited_at_other_sites"] == l["contended"], l
 assert all(s["count"] >= 1 for s in l["waited_at"]), l
 print("slow: waited %.1f ms, the waiter measured %.1f ms; %d waits in slow_spin" %
       (w["wait_ns"] / 1e6, own / 1e6, at["slow_spin"]["count"] if "slow_spin" in at else 0))
 EOF
-		then ok "the clock ($how): waits of 50 ms or more that slept read what the waiter measured"
+		then ok "the clock ($how): four waits of 50 ms or more read 200 ms or more, inside the waiter's own measure"
 		else bad "the clock ($how): the 50 ms waits"; cat "$work/s.json"; fi
 	fi
 done

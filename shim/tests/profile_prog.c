@@ -328,13 +328,15 @@ static int many_main(int nthreads)
 /* ---- slow ----------------------------------------------------------------
  * Two threads take `slow` in turn (slow_spin()); then, ROUNDS times,
  * main holds it from before the waiter calls for it until 50 ms after
- * the waiter sleeps in the kernel for it.  Every one of those waits
- * slept, so each is timed (none left to the sampling), and their site's
- * count is exact beside slow_spin()'s estimate. */
+ * the waiter sleeps in the kernel for it (asleep after it said it is
+ * calling the lock, not in its usleep() before).  Every one of those
+ * waits slept for 50 ms or more whatever the machine's load, so each is
+ * timed (none left to the sampling), and their site's count is exact
+ * beside slow_spin()'s estimate. */
 
 static pthread_mutex_t slow = PTHREAD_MUTEX_INITIALIZER;
 static pid_t slow_tid;
-static int slow_round, slow_done;
+static int slow_round, slow_calling, slow_done;
 static long long slow_ns;
 
 static long long mono_ns(void)
@@ -355,6 +357,8 @@ static void *slow_waiter(void *arg)
 
 		while (__atomic_load_n(&slow_round, __ATOMIC_ACQUIRE) != r)
 			usleep(100);
+		/* From here the waiter's only sleep is in the lock call. */
+		__atomic_store_n(&slow_calling, r, __ATOMIC_RELEASE);
 		t0 = mono_ns();
 		pthread_mutex_lock(&slow);
 		slow_ns += mono_ns() - t0;
@@ -404,6 +408,8 @@ static int slow_main(int rounds)
 	for (int r = 1; r <= rounds; r++) {
 		pthread_mutex_lock(&slow);
 		__atomic_store_n(&slow_round, r, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&slow_calling, __ATOMIC_ACQUIRE) != r)
+			usleep(1000);
 		do
 			usleep(1000);
 		while (!asleep(tid));

@@ -55,13 +55,24 @@
 #define SHIM_FAST_NONE  (-1)
 
 /*
+ * A timed call's deadline: glibc's <pthread.h> declares it nonnull, so the
+ * compiler would take it as such (and drop the checks for NULL), but
+ * glibc's code takes NULL as no deadline, and programs rely on that.
+ */
+static inline const struct timespec *shim_deadline(const struct timespec *abs)
+{
+	__asm__("" : "+r"(abs));
+	return abs;
+}
+
+/*
  * The four acquisition calls of one lock mode, all alike: NAME (blocking),
  * TRY, TIMED (CLOCK_REALTIME deadline) and CLOCK (the caller's clock), on
  * an object of type T.  `fast(l)` is TRY's inline uncontended path (true
  * when it took the lock), `lock_fast(l, pc)` NAME's (SHIM_FAST_*; it
  * counts what it takes against pc while the statistics count);
  * `acquire(l, mode, clk, abs)` the general one (mode 0 block, 1 try, 2
- * timed); `obj` the lockdep object, `kind` the statistics' kind.  NAME's
+ * timed; a NULL abs is no deadline, as in glibc); `obj` the lockdep object, `kind` the statistics' kind.  NAME's
  * general path (out of line, so that the fast path stays small) is
  * NAME_general, counted by the statistics: its first try is
  * `first_try(l, missed)` (0 or EBUSY; `missed`: the inline path has just
@@ -94,13 +105,15 @@
 	}                                                                    \
 	EXPORT int TIMED(T *l, const struct timespec *abs)                   \
 	{                                                                    \
-		return SHIM_LOCK(l, false, obj, LD_TIMED,                    \
-				 acquire(l, 2, CLOCK_REALTIME, abs));        \
+		const struct timespec *d_ = shim_deadline(abs);              \
+		return SHIM_LOCK(l, false, obj, d_ ? LD_TIMED : LD_BLOCK,    \
+				 acquire(l, 2, CLOCK_REALTIME, d_));         \
 	}                                                                    \
 	EXPORT int CLOCK(T *l, clockid_t clk, const struct timespec *abs)    \
 	{                                                                    \
-		return SHIM_LOCK(l, false, obj, LD_TIMED,                    \
-				 acquire(l, 2, clk, abs));                   \
+		const struct timespec *d_ = shim_deadline(abs);              \
+		return SHIM_LOCK(l, false, obj, d_ ? LD_TIMED : LD_BLOCK,    \
+				 acquire(l, 2, clk, d_));                    \
 	}
 
 /*

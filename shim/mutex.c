@@ -112,6 +112,10 @@ int mutex_acquire(pthread_mutex_t *m, int mode, clockid_t clk,
 		default: return real.pthread_mutex_clocklock(m, clk, abs);
 		}
 	}
+	/* As glibc: a NULL deadline is none (the clock is still checked,
+	 * above). */
+	if (mode == 2 && !abs)
+		mode = 0;
 	if (kind == MUTEX_RECURSIVE || kind == MUTEX_ERRORCHECK) {
 		me = self_id();
 		if (qa_read(&q->owner) == me) {

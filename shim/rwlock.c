@@ -240,6 +240,10 @@ static int rw_rdlock_recursive(struct qrw *q)
 static inline int rw_rdlock_qlock(struct qrw *q, int mode, clockid_t clk,
 				  const struct timespec *abs)
 {
+	/* As glibc: a NULL deadline is none, and then the clock is not
+	 * looked at. */
+	if (mode == 2 && !abs)
+		mode = 0;
 	/* glibc's order: a bad deadline first, then the deadlock check. */
 	if (mode == 2 && (!clock_ok(clk) || !nsec_ok(abs)))
 		return EINVAL;
@@ -300,6 +304,8 @@ static inline int rw_wrlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 		default: return real.pthread_rwlock_clockwrlock(r, clk, abs);
 		}
 	}
+	if (mode == 2 && !abs) /* as glibc: no deadline, no clock check */
+		mode = 0;
 	if (mode == 2 && (!clock_ok(clk) || !nsec_ok(abs)))
 		return EINVAL;
 	if (mode != 1 && rw_write_held_by_me(q))

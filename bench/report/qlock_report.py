@@ -21,7 +21,8 @@ import re
 import sys
 
 from report_model import (DEFAULT_THRESHOLD, NO_CLAIM, NO_FIGURE,
-                          SIZE_FACTOR, Judged, Run, aa_lock, exp_params,
+                          SIZE_FACTOR, Judged, Run, aa_lock, bad_input,
+                          exp_params,
                           figure, fmt_band, fmt_num, fmt_ratio,
                           fmt_ratio_spread, fmt_spread, load_json, row_label,
                           seed_verdict, table_rows, used_experiments)
@@ -540,8 +541,30 @@ def build_doc(pub, run, plot_dir, plot_problem, maps, verdicts):
     return doc
 
 
+class Parser(argparse.ArgumentParser):
+    """Usage errors in one line, status 2, as lockbench's own."""
+
+    def error(self, message):
+        bad_input("%s (usage: lockbench report FILE.json... -o DIR; "
+                  "--help)" % message)
+
+
+def writable_dir(out):
+    """Makes DIR (-o) and checks a file can be written in it; one line and
+    status 2 when not."""
+    try:
+        os.makedirs(out, exist_ok=True)
+        probe = os.path.join(out, ".qlock-report-probe")
+        with open(probe, "w"):
+            pass
+        os.remove(probe)
+    except OSError as err:
+        bad_input("-o %s: cannot write the report there: %s" % (
+            out, err.strerror or err))
+
+
 def main(argv):
-    ap = argparse.ArgumentParser(
+    ap = Parser(
         prog="lockbench report",
         description="Render the seed reproduction report from lockbench "
         "--json output (docs/bench-report.md).")
@@ -563,7 +586,15 @@ def main(argv):
     maps = [(p,) + load_map(p) for p in args.map]
     out = args.output
     plot_dir = os.path.join(out, "plots")
-    os.makedirs(out, exist_ok=True)
+    writable_dir(out)
+    try:
+        return render(args, pub, run, maps, out, plot_dir)
+    except OSError as err:
+        bad_input("-o %s: cannot write the report there: %s (%s)" % (
+            out, err.strerror or err, err.filename or out))
+
+
+def render(args, pub, run, maps, out, plot_dir):
     verdicts = {s["id"]: seed_verdict(s, run) for s in pub["seeds"]}
     problem = make_plots(pub, run, plot_dir)
     doc = build_doc(pub, run, plot_dir, problem, maps, verdicts)

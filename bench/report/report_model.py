@@ -6,21 +6,67 @@ verdict rule (seed_verdict; docs/bench-report.md) and
 number formatting.  Standard library only."""
 import json
 import math
+import os
 import statistics
 import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 # ---- input -----------------------------------------------------------------
 
 
+def bad_input(what):
+    """Bad input ends the program with one line naming it (status 2, as
+    lockbench's own bad input)."""
+    print("lockbench report: %s" % what, file=sys.stderr)
+    sys.exit(2)
+
+
 def load_json(path):
     """The document in path; a missing or malformed file ends the program
-    with one line naming it (status 2, bad input, as lockbench's)."""
+    with one line naming it (bad_input)."""
     try:
         with open(path) as f:
             return json.load(f)
     except (OSError, ValueError) as err:
-        print("lockbench report: %s: %s" % (path, err), file=sys.stderr)
-        sys.exit(2)
+        bad_input("%s: %s" % (path, err))
+
+
+def lockbench_schema():
+    """bench/lockbench.schema.json and its validator (validate_json.py):
+    beside the report scripts when installed, one directory up in the
+    source tree; (None, None) when neither is there."""
+    for d in (HERE, os.path.dirname(HERE)):
+        schema = os.path.join(d, "lockbench.schema.json")
+        if os.path.exists(schema) and \
+                os.path.exists(os.path.join(d, "validate_json.py")):
+            sys.path.insert(0, d)
+            import validate_json
+            with open(schema) as f:
+                return json.load(f), validate_json
+    return None, None
+
+
+def check_document(path, doc):
+    """A lockbench --json document, checked against its schema before the
+    report reads a field of it.  Files from before lockbench recorded the
+    load and the A/A control lack those two keys and are accepted."""
+    if not isinstance(doc, dict) or doc.get("schema") != "qlock-lockbench/1":
+        bad_input("%s: not lockbench --json output (no \"schema\": "
+                  "\"qlock-lockbench/1\")" % path)
+    schema, validator = lockbench_schema()
+    if schema:
+        schema["required"] = [k for k in schema["required"] if k != "load"]
+        exp = schema["$defs"]["experiment"]
+        exp["required"] = [k for k in exp["required"] if k != "aa_control"]
+        try:
+            validator.validate(schema, doc)
+        except validator.Invalid as err:
+            bad_input("%s: malformed lockbench JSON: %s" % (path, err))
+    if not any(p.get("runs") for e in doc.get("experiments", [])
+               for p in e.get("points", [])):
+        bad_input("%s: no runs in it (a lockbench document with no "
+                  "experiment measured): nothing to report" % path)
 
 
 class Run:
@@ -31,11 +77,7 @@ class Run:
         self.exps, self.hosts, self.notes, self.load = {}, [], [], []
         for path in paths:
             doc = load_json(path)
-            if not isinstance(doc, dict) or \
-                    doc.get("schema") != "qlock-lockbench/1":
-                print("lockbench report: %s: not lockbench --json output"
-                      % path, file=sys.stderr)
-                sys.exit(2)
+            check_document(path, doc)
             self.hosts.append((path, doc.get("host", {})))
             if isinstance(doc.get("load"), dict):
                 self.load.append((path, doc["load"]))

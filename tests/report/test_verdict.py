@@ -106,11 +106,17 @@ FIELDS = ("elapsed_ms", "kops", "ops")
 
 
 def run_record(rep, v):
+    """One run whose every figure is v (counts: v x 1000, whole)."""
     r = {f: v for f in FIELDS}
-    r.update(rep=rep, status="ok", reader_rate=v, writer_rate=v,
+    n = int(round(v * 1000))
+    r.update(rep=rep, status="ok", ops=n, reads=n, writes=n,
+             reader_rate=v, writer_rate=v,
              per_thread_ops_s={"min": v, "avg": v, "max": v},
-             futex_calls=None)
+             futex_calls=None, lock_events=None)
     return r
+
+
+SPREAD = {"median": 1, "min": 1, "max": 1, "n": 1}
 
 
 def experiment(name, unit, before, after, rows, others=None, aa=None):
@@ -135,23 +141,28 @@ def experiment(name, unit, before, after, rows, others=None, aa=None):
             points.append({"lock": before + "#2", "threads": th,
                            "runs": [run_record(i + 1, 100 * v)
                                     for i, v in enumerate(aa[th])]})
+    for p in points:
+        p.update(primary=SPREAD, ratio_to_baseline=SPREAD)
     exp = {"name": name, "title": name, "workload": "rate", "reps": 3,
-           "primary": {"unit": unit},
+           "baseline": before,
+           "primary": {"unit": unit, "higher_is_better": unit != "ms"},
            "locks": [before] + list(locks) + ([before + "#2"] if aa else []),
            "threads": sorted(rows), "points": points,
            "aa_control": {"lock": before, "copy": before + "#2"}
            if aa else None,
-           "params": {"duration_s": 1, "read_ratio": 1, "write_ratio": 1,
-                      "xthread": False, "sleep_per_1024": 0, "load": 1,
-                      "lock_latency": 1, "data": "other-line"}}
+           "params": {"iterations": 0, "duration_s": 1, "read_ratio": 1,
+                      "write_ratio": 1, "xthread": False,
+                      "sleep_per_1024": 0, "load": 1, "lock_latency": 1,
+                      "data": "other-line", "pin": False, "max_time_s": 60}}
     return exp
 
 
 def make_run(tmp, cpus, exps):
     path = os.path.join(tmp, "run-%d.json" % len(os.listdir(tmp)))
     with open(path, "w") as f:
-        json.dump({"schema": "qlock-lockbench/1",
-                   "host": {"online_cpus": cpus}, "experiments": exps}, f)
+        json.dump({"schema": "qlock-lockbench/1", "lockbench_version": "t",
+                   "host": {"online_cpus": cpus}, "experiments": exps,
+                   "notes": []}, f)
     return q.Run([path])
 
 
@@ -317,7 +328,7 @@ def test_doc(seeds, tmp):
     with open(os.path.join(HERE, "..", "..", "docs", "bench-report.md")) as f:
         doc = f.read()
     doc = doc[doc.index("## Verdicts"):]
-    run = make_run(tmp, 2, [])
+    run = seed000(2, {2: (0.91, 0.89, 0.93)}, tmp)
     for sid in ("000", "002", "003"):
         head, _ = q.verdict_rows(seeds[sid], run)
         ths = [r.row.threads for r in head

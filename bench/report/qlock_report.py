@@ -357,6 +357,8 @@ def add_merits(doc, seed, t, run, verdict):
                 pub = fmt_ratio(j.pub, fmt)
             here = fmt_ratio(j.ours[0], fmt) if row.rep and j.ours \
                 else fmt_ratio_spread(j.ours, fmt)
+            if merit.get("not_measured"):
+                here, cls = "not measured: %s" % merit["not_measured"], "-"
             if j.sums is not None:
                 sums = True
                 here = "%s ratio of sums; paired median %s" % (
@@ -426,10 +428,13 @@ def add_plain_experiment(doc, exp, run):
 
 
 def plot_caption(seed, plot):
-    kinds = {"ratio_lines": "published ratio (line) beside ours (median, "
-             "bars: per-rep min..max)",
-             "ratio_bars": "published ratio beside ours (bars: per-rep "
-             "min..max)",
+    kinds = {"ratio_lines": "published ratio (line) beside ours (median "
+             "of the paired per-rep ratios, bars: their min..max), log "
+             "scale; an interval end beyond the axis is marked with its "
+             "value",
+             "ratio_bars": "the published ratio of the summed runs beside "
+             "ours, as a ratio of the summed reps and as the median of the "
+             "paired per-rep ratios (bars: their min..max), log scale",
              "fairness": "per-thread rate spread (min..max relative to the "
              "mean): published and here",
              "rw_rates": "reader and writer rates per thread, published and "

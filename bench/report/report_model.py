@@ -272,8 +272,9 @@ class Row:
 
     def ratio(self, table, merit):
         """The median of the paired per-rep ratios [min, max, n]; a row of
-        one rep (seed 001's runs 1-5): that rep's ratio."""
-        if self.missing:
+        one rep (seed 001's runs 1-5): that rep's ratio; None for a merit
+        with no measured counterpart (not_measured)."""
+        if self.missing or merit.get("not_measured"):
             return None
         after, before = self.locks(table, merit)
         if self.rep:
@@ -288,7 +289,8 @@ class Row:
     def sum_ratio(self, table, merit):
         """A total row (aggregate "sum"): the ratio of the sums over the
         paired reps, the form the patch published; else None."""
-        if self.missing or self.aggregate != "sum":
+        if self.missing or self.aggregate != "sum" or \
+                merit.get("not_measured"):
             return None
         after, before = self.locks(table, merit)
         a, b = self.rep_values(after), self.rep_values(before)

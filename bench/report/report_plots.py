@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: MIT
 """The plots of the seed report (matplotlib, imported only when plotting):
 published figures beside ours, as ratios where absolute units differ."""
+import math
 import os
 import sys
 import textwrap
 
-from report_model import col_ref, leading_int, table_rows
+from report_model import leading_int, table_rows
 
 # ---- plots -------------------------------------------------------------------
 
@@ -45,6 +46,71 @@ def offsets(xs, n, log):
             for m in range(n)]
 
 
+class RatioAxis:
+    """A log-ratio y axis (a halving and a doubling the same height) whose
+    limits come from the published ratios and the measured medians, not
+    from the interval ends: an interval end beyond the limits is clipped
+    at the edge and marked (a triangle with its value), so one outlier
+    cannot flatten the published effect to a line near 1."""
+
+    def __init__(self, ax):
+        self.ax, self.core, self.clipped = ax, [1.0], False
+
+    def keep(self, values):
+        self.core += [v for v in values if v and v > 0]
+
+    def finish(self):
+        lo, hi = min(self.core), max(self.core)
+        lo, hi = min(lo / 1.25, 0.8), max(hi * 1.25, 1.25)
+        self.lo, self.hi = lo, hi
+        self.ax.set_yscale("log")
+        self.ax.set_ylim(lo, hi)
+        cands = [t for t in (0.1, 0.2, 0.25, 0.5, 0.67, 0.8, 0.9, 1, 1.1,
+                             1.25, 1.5, 2, 3, 4, 5, 8, 10) if lo <= t <= hi]
+        # no two labels closer than a tenth of the axis: 1 first, then
+        # outwards
+        gap = math.log(hi / lo) / 10
+        ticks = [1]
+        for t in sorted(cands, key=lambda t: abs(math.log(t))):
+            if all(abs(math.log(t / k)) >= gap for k in ticks):
+                ticks.append(t)
+        ticks.sort()
+        self.ax.set_yticks(ticks)
+        self.ax.set_yticklabels(["%gx" % t for t in ticks])
+        self.ax.minorticks_off()
+
+    def errorbar(self, xs, stats, **kw):
+        """Medians with their min..max intervals, clipped to the axis;
+        call after finish()."""
+        lo, hi = self.lo, self.hi
+        meds = [min(max(s[0], lo), hi) for s in stats]
+        down = [m - max(s[1], lo) for m, s in zip(meds, stats)]
+        up = [min(s[2], hi) - m for m, s in zip(meds, stats)]
+        self.ax.errorbar(xs, meds, yerr=[down, up], **kw)
+        for x, s in zip(xs, stats):
+            for v, edge, mk, va in ((s[1], lo, "v", "bottom"),
+                                    (s[2], hi, "^", "top")):
+                if (v < edge) if mk == "v" else (v > edge):
+                    self.clipped = True
+                    self.ax.plot([x], [edge], marker=mk, color="black",
+                                 ms=7, clip_on=False, zorder=5)
+                    self.ax.annotate("%.2gx" % v, (x, edge),
+                                     xytext=(6, 4 if mk == "v" else -10),
+                                     textcoords="offset points", fontsize=7)
+
+    def legend_note(self):
+        """A legend entry for the clip marks, when there are any."""
+        if self.clipped:
+            self.ax.plot([], [], "^", color="black", ms=7,
+                         label="interval end beyond the axis (its value)")
+
+
+def merit_measured(merit):
+    """False for a merit whose measured side lockbench has no counterpart
+    for (seed 003's embedded lock): drawn published only."""
+    return not merit.get("not_measured")
+
+
 def plot_ratio_lines(plt, seed, plot, run):
     tables = {t["id"]: t for t in seed["tables"]}
     ids = plot.get("tables", [plot.get("table")])
@@ -56,26 +122,37 @@ def plot_ratio_lines(plt, seed, plot, run):
         numeric = thread_axis(rows)
         xs = [r.threads for r in rows] if numeric else list(range(len(rows)))
         log = bool(numeric and plot.get("logx"))
-        drawn = set()
-        pub_xs = offsets(xs, len(t["merits"]), log)
-        for m, merit in enumerate(t["merits"]):
+        yaxis = RatioAxis(ax)
+        drawn, series = set(), []
+        merits = [m for m in t["merits"] if not m.get("direction")]
+        pub_xs = offsets(xs, len(merits), log)
+        for m, merit in enumerate(merits):
             color = COLORS[m % len(COLORS)]
             marker, dash = PUB_STYLES[m % len(PUB_STYLES)]
             pub = [r.published_ratio(t, merit) for r in rows]
+            yaxis.keep(pub)
+            measured = merit_measured(merit)
             ax.plot(pub_xs[m], pub, marker=marker, ls=dash, color=color,
-                    label="%s, published" % merit["label"])
-            cols = t["ours"]["columns"]
-            locks = (cols[col_ref(merit["after"])[0]],
-                     cols[col_ref(merit["before"])[0]])
+                    label="%s, published%s" % (
+                        merit["label"], "" if measured
+                        else " (not measured here: %s)"
+                        % merit["not_measured"]))
+            if not measured:
+                continue
+            locks = rows[0].locks(t, merit) if rows else None
             pts = [(x, r.ratio(t, merit)) for x, r in zip(xs, rows)]
             pts = [(x, s) for x, s in pts if s]
             if pts and locks not in drawn:  # two merits may be one ratio here
                 drawn.add(locks)
-                ax.errorbar([x for x, _ in pts], [s[0] for _, s in pts],
-                            yerr=[[s[0] - s[1] for _, s in pts],
-                                  [s[2] - s[0] for _, s in pts]],
-                            fmt="s--", color=color, mfc="white", capsize=4,
-                            label="%s / %s, here" % locks)
+                yaxis.keep(s[0] for _, s in pts)
+                series.append((pts, color, "%s / %s, here: median of the "
+                               "paired ratios [min..max]" % locks))
+        yaxis.finish()
+        for pts, color, label in series:
+            yaxis.errorbar([x for x, _ in pts], [s for _, s in pts],
+                           fmt="s--", color=color, mfc="white", capsize=4,
+                           label=label)
+        yaxis.legend_note()
         ax.axhline(1, color="grey", lw=0.8)
         if log:
             ax.set_xscale("log", base=2)
@@ -85,11 +162,12 @@ def plot_ratio_lines(plt, seed, plot, run):
         ax.set_xlabel(plot.get("xlabel", "threads" if numeric
                                else t["columns"][0]))
         shade_oversubscribed(ax, rows, xs, numeric, run)
-        ax.set_ylabel(two_lines(plot.get("ylabel", "ratio")), fontsize=9)
+        ax.set_ylabel(two_lines(plot.get("ylabel", "ratio") +
+                                ", log scale"), fontsize=9)
         ax.set_title(wrapped(t["caption"], 75), fontsize=9)
         ax.grid(alpha=0.3)
         # below the axes: inside, it hides points
-        ax.legend(fontsize=8, loc="upper center", ncol=2, frameon=False,
+        ax.legend(fontsize=8, loc="upper center", ncol=1, frameon=False,
                   bbox_to_anchor=(0.5, -0.16))
     return fig
 
@@ -112,24 +190,44 @@ def shade_oversubscribed(ax, rows, xs, numeric, run):
 
 
 def plot_ratio_bars(plt, seed, plot, run):
+    """Seed 001: per table, the published ratio of sums, ours as a ratio
+    of sums, and ours as the median of the paired ratios [min..max]."""
     tables = {t["id"]: t for t in seed["tables"]}
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    yaxis = RatioAxis(ax)
+    bars = []
     for i, tid in enumerate(plot["tables"]):
         t = tables[tid]
         merit = t["merits"][0]
         row = table_rows(t, run)[-1]  # the total
-        pub, ours = row.published_ratio(t, merit), row.ratio(t, merit)
-        ax.bar(i - 0.2, pub, 0.4, color=COLORS[0],
-               label="published" if i == 0 else None)
+        pub, sums = row.published_ratio(t, merit), row.sum_ratio(t, merit)
+        ours = row.ratio(t, merit)
+        yaxis.keep([pub, sums, ours[0] if ours else None])
+        bars.append((i, pub, sums, ours))
+    yaxis.finish()
+    base = 1.0  # bars grow from 1 (no change), up or down
+    for i, pub, sums, ours in bars:
+        first = i == 0
+        ax.bar(i - 0.27, pub - base, 0.25, bottom=base, color=COLORS[0],
+               label="published: ratio of the summed runs" if first else None)
+        if sums:
+            ax.bar(i, sums - base, 0.25, bottom=base, color=COLORS[1],
+                   alpha=0.55, label="here: ratio of the summed reps"
+                   if first else None)
         if ours:
-            ax.bar(i + 0.2, ours[0], 0.4, color=COLORS[1],
-                   yerr=[[ours[0] - ours[1]], [ours[2] - ours[0]]],
-                   capsize=6, label="here" if i == 0 else None)
+            ax.bar(i + 0.27, ours[0] - base, 0.25, bottom=base,
+                   color=COLORS[1], label="here: median of the paired "
+                   "per-rep ratios [min..max]" if first else None)
+            yaxis.errorbar([i + 0.27], [ours], fmt="none", ecolor="black",
+                           capsize=6)
+    yaxis.legend_note()
     ax.axhline(1, color="grey", lw=0.8)
     ax.set_xticks(range(len(plot["tables"])))
     ax.set_xticklabels(plot["labels"])
-    ax.set_ylabel(plot["ylabel"])
-    ax.legend()
+    ax.set_xlabel(plot.get("xlabel", "where the data the lock guards lies"))
+    ax.set_ylabel(two_lines(plot["ylabel"] + ", log scale"), fontsize=9)
+    ax.legend(fontsize=8, loc="upper center", frameon=False,
+              bbox_to_anchor=(0.5, -0.16))
     ax.grid(axis="y", alpha=0.3)
     return fig
 
@@ -159,10 +257,14 @@ def plot_fairness(plt, seed, plot, run):
             ax.plot([x], [1], "_", color="black", ms=14)
     ax.set_xticks(range(len(cols)))
     ax.set_xticklabels(cols)
-    ax.set_ylabel("per-thread ops/s relative to the mean (min..max)")
+    ax.set_xlabel("lock (the patch's column names)")
+    ax.set_ylabel("per-thread ops/s relative to the mean\n(bar: min..max; "
+                  "tick: the mean)", fontsize=9)
     ax.set_title("Fairness, %s threads" % next(iter(rows.values())).threads,
                  fontsize=9)
-    ax.legend()
+    # beside the axes: inside, it covers a bar
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1),
+              frameon=False)
     ax.grid(axis="y", alpha=0.3)
     return fig
 
@@ -206,7 +308,8 @@ def plot_rw_rates(plt, seed, plot, run):
         ax.set_ylim(bottom=floor)
         ax.set_xticks(range(len(labels)))
         ax.set_xticklabels(labels, fontsize=7)
-        ax.set_ylabel("ops/s per thread")
+        ax.set_xlabel("lock and critical-section load L")
+        ax.set_ylabel("ops/s per thread (log scale)")
         ax.set_title(wrapped(t["caption"], 85), fontsize=8)
         ax.grid(axis="y", alpha=0.3)
     handles, labels = axes[0][0].get_legend_handles_labels()

@@ -293,6 +293,24 @@ static inline bool ra_tryrdlock_recursive(void *s)
 		  return ra_tryrdlock_unfair(s))
 }
 
+/* A reader joins readers that hold the lock, past waiting writers (never
+ * when no reader holds it, nor past a writer that holds it). */
+static inline bool ra_tryrdlock_join(void *s)
+{
+	RA_SWITCH(return qlock_read_trylock_join(RA_QRW(s)),
+		  return qlock_down_read_trylock_join(RA_SEM(s)),
+		  return qlock_tp_rwlock_tryrdlock_join(RA_TP(s)),
+		  (void)s; return false)
+}
+
+/* Does a writer that waits for readers give way to the threads queued
+ * behind it after a bound (ra_wrlock_bounded)?  Then a blocked reader may
+ * wait in the algorithm's own queue; else it waits in bounded rounds. */
+static inline bool ra_writers_give_way(void)
+{
+	RA_SWITCH(return true, return false, return false, return false)
+}
+
 /* The reader count is at the algorithm's limit (a snapshot): a reader
  * that finds the lock refused gets EAGAIN, as from glibc past its own. */
 static inline bool ra_readers_full(void *s)
@@ -331,6 +349,17 @@ static inline void ra_wrlock(void *s)
 		  qlock_down_write(RA_SEM(s)); return,
 		  qlock_tp_rwlock_wrlock(RA_TP(s)); return,
 		  (void)s; abort())
+}
+
+/* A writer that lets the threads queued behind it pass once readers have
+ * held the lock for defer_ns against it (ra_writers_give_way()); the
+ * algorithms that cannot wait as ra_wrlock(). */
+static inline void ra_wrlock_bounded(void *s, uint64_t defer_ns)
+{
+	RA_SWITCH(qlock_write_lock_bounded(RA_QRW(s), defer_ns); return,
+		  (void)defer_ns; qlock_down_write(RA_SEM(s)); return,
+		  (void)defer_ns; qlock_tp_rwlock_wrlock(RA_TP(s)); return,
+		  (void)s; (void)defer_ns; abort())
 }
 
 static inline bool ra_trywrlock(void *s)

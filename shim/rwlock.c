@@ -27,6 +27,24 @@
  * small table (rd_held, below), filled on every read lock and emptied on
  * every read unlock, fast paths included.
  *
+ * Readers that wait for one another (the default kind, PREFER_READER_NP
+ * and PREFER_WRITER_NP, all three glibc's reader preference): a reader
+ * that finds a writer waiting defers to it, so writers are served, but
+ * for RW_DEFER_NS at most (1 ms); then, while other readers still hold
+ * the lock, it joins them past the writer (ra_tryrdlock_join), as
+ * glibc's reader would at once.  A thread that read-locks and waits for
+ * another thread's read lock therefore never deadlocks behind a writer.
+ * How the bound is kept depends on where the reader waits: on the qrwlock
+ * a blocked reader waits in the lock's queue, and the writer ahead of it
+ * gives way (qlock_write_lock_bounded: after RW_DEFER_NS of readers that
+ * do not drain it lets the queue pass and queues again, so a reader waits
+ * RW_DEFER_NS for each writer queued ahead of it at most); every other
+ * wait (the qrwlock's polled timed reads, the TP rwlock and the rwsem)
+ * is cut into rounds of RW_DEFER_NS, each ended by a join if readers
+ * hold the lock.  A try-read joins readers that hold the lock at once.
+ * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP keeps strict writer
+ * preference (and deadlocks there, as glibc).
+ *
  * Reader count limit: every algorithm refuses a reader past its maximum
  * (QLOCK_RWLOCK_MAX_READERS, QLOCK_RWSEM_MAX_READERS,
  * QLOCK_TP_RWLOCK_MAX_READERS) rather than let the count wrap; the
@@ -236,6 +254,50 @@ static int rw_rdlock_recursive(struct qrw *q)
 	return 0;
 }
 
+#define RW_DEFER_NS 1000000u /* a reader's longest deferral to one writer */
+
+/* Are readers glibc's (they join readers past waiting writers, after the
+ * deferral), or does the kind keep strict writer preference? */
+static inline bool rw_kind_joins(const struct qrw *q)
+{
+	return q->flags != PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+}
+
+/* Nanoseconds from now to the deadline abs on clk (< 0: passed). */
+static int64_t rw_ns_left(clockid_t clk, const struct timespec *abs)
+{
+	struct timespec now;
+
+	clock_gettime(clk, &now);
+	return ((int64_t)abs->tv_sec - now.tv_sec) * 1000000000 +
+	       (abs->tv_nsec - now.tv_nsec);
+}
+
+/* A reader of a joining kind that must wait (mode 0 block, 2 timed):
+ * rounds of RW_DEFER_NS, each ended by a join while readers hold it. */
+static int rw_rdlock_deferring(struct qrw *q, int mode, clockid_t clk,
+			       const struct timespec *abs)
+{
+	if (mode == 0 && ra_writers_give_way()) {
+		ra_rdlock(q->alg);
+		return 0;
+	}
+	for (;;) {
+		bool last = mode == 2 && rw_ns_left(clk, abs) <= RW_DEFER_NS;
+		struct timespec round = qc_deadline_in(RW_DEFER_NS);
+
+		if ((last ? ra_timedrdlock(q->alg, clk, abs) :
+			    ra_timedrdlock(q->alg, CLOCK_MONOTONIC, &round)) == 0)
+			return 0;
+		if (ra_tryrdlock_join(q->alg))
+			return 0;
+		if (last)
+			return ETIMEDOUT;
+		if (ra_readers_full(q->alg))
+			return EAGAIN;
+	}
+}
+
 /* mode: 0 block, 1 try, 2 timed */
 static inline int rw_rdlock_qlock(struct qrw *q, int mode, clockid_t clk,
 				  const struct timespec *abs)
@@ -261,6 +323,11 @@ static inline int rw_rdlock_qlock(struct qrw *q, int mode, clockid_t clk,
 		int err = rt_rdlock(q, prio, mode, clk, abs);
 		if (err >= 0)
 			return err;
+	}
+	if (rw_kind_joins(q)) {
+		if (mode == 1)
+			return ra_tryrdlock_join(q->alg) ? 0 : EBUSY;
+		return rw_rdlock_deferring(q, mode, clk, abs);
 	}
 	switch (mode) {
 	case 0:
@@ -316,7 +383,9 @@ static inline int rw_wrlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 		int prio = rt_priority();
 		if (prio)
 			rt_writer_enter(q, prio);
-		if (mode == 0)
+		if (mode == 0 && rw_kind_joins(q))
+			ra_wrlock_bounded(q->alg, RW_DEFER_NS);
+		else if (mode == 0)
 			ra_wrlock(q->alg);
 		else
 			err = ra_timedwrlock(q->alg, clk, abs);

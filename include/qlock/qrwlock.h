@@ -68,9 +68,22 @@ QLOCK_API bool qlock_read_trylock(qlock_rwlock_t *lock);
  * POSIX's realtime reader that outranks every waiting writer.  The waiting
  * writer then waits for this reader too; it is not woken early. */
 QLOCK_API bool qlock_read_trylock_unfair(qlock_rwlock_t *lock);
+/* As qlock_read_trylock_unfair(), but only while other readers hold the
+ * lock: a reader that joins them past a waiting writer (which waits for
+ * them anyway) cannot be one that reader waits for; the pthread drop-in's
+ * readers after their bounded deferral. */
+QLOCK_API bool qlock_read_trylock_join(qlock_rwlock_t *lock);
 QLOCK_API void qlock_read_unlock(qlock_rwlock_t *lock);
 
 QLOCK_API void qlock_write_lock(qlock_rwlock_t *lock);
+/* As qlock_write_lock(), but a writer that has kept new readers out for
+ * defer_ns nanoseconds while readers still hold the lock lets the threads
+ * queued behind it pass and queues again: no reader waits longer than
+ * defer_ns for each writer ahead of it, so readers that wait for one
+ * another across threads cannot deadlock behind it (glibc's default
+ * rwlock kind), and writers still get the lock whenever readers drain
+ * within defer_ns. */
+QLOCK_API void qlock_write_lock_bounded(qlock_rwlock_t *lock, uint64_t defer_ns);
 /* true when taken; fails while anybody holds the lock or a writer waits. */
 QLOCK_API bool qlock_write_trylock(qlock_rwlock_t *lock);
 QLOCK_API void qlock_write_unlock(qlock_rwlock_t *lock);

@@ -66,6 +66,11 @@ QLOCK_API bool qlock_down_read_trylock(qlock_rwsem_t *sem);
  * waits for it (the pthread drop-in's recursive readers).  The waiting
  * writer then waits for this reader too. */
 QLOCK_API bool qlock_down_read_trylock_unfair(qlock_rwsem_t *sem);
+/* As qlock_down_read_trylock_unfair(), but only while readers hold the
+ * lock (it may count one about to back out): a reader that joins them
+ * past queued writers, as the pthread drop-in's readers do after their
+ * bounded deferral. */
+QLOCK_API bool qlock_down_read_trylock_join(qlock_rwsem_t *sem);
 /* Readers holding the lock (a snapshot; may count a reader that is about
  * to back out). */
 QLOCK_API uint32_t qlock_rwsem_readers(const qlock_rwsem_t *sem);

@@ -99,6 +99,10 @@ QLOCK_API uint32_t qlock_tp_rwlock_readers(const qlock_tp_rwlock_t *rw);
  * for a reader that must go before every waiting writer, such as POSIX's
  * SCHED_FIFO/SCHED_RR reader that outranks them.  Never spurious. */
 QLOCK_API bool qlock_tp_rwlock_tryrdlock_unfair(qlock_tp_rwlock_t *rw);
+/* Like tryrdlock_unfair, but only while readers hold the lock: a reader
+ * that joins them past waiting writers (which wait for them anyway), as
+ * the pthread drop-in's readers do after their bounded deferral. */
+QLOCK_API bool qlock_tp_rwlock_tryrdlock_join(qlock_tp_rwlock_t *rw);
 
 #ifdef __cplusplus
 }

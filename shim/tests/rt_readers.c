@@ -7,9 +7,10 @@
  * SCHED_FIFO writer blocks on it, then a SCHED_FIFO reader of lower,
  * equal or higher priority tries tryrdlock, timedrdlock (deadline already
  * passed) and, when it must succeed, rdlock.  That a reader below or
- * equal to the writer, or an ordinary (SCHED_OTHER) one, waits (the
- * drop-in's writer preference) is checked only with the drop-in: glibc's
- * default rwlock prefers readers.  Only the must-succeed cases print, so
+ * equal to the writer, or an ordinary (SCHED_OTHER) one, waits is checked
+ * only with the drop-in, on a PREFER_WRITER_NONRECURSIVE_NP rwlock (the
+ * kind that keeps writer preference; glibc's default kind prefers readers,
+ * and the drop-in's lets such a reader join the holders).  Only the must-succeed cases print, so
  * the output is the same with and without the drop-in.  Without the
  * privilege for SCHED_FIFO it says "skipped" and exits 0.
  */
@@ -119,6 +120,14 @@ static int one(const char *name, int wpol, int wprio, int rpol, int rprio,
 	pthread_t w, r;
 	struct probe p = { .must_get = must_get };
 
+	pthread_rwlockattr_t a;
+
+	pthread_rwlockattr_init(&a);
+	if (!must_get) /* the kind that keeps writer preference */
+		pthread_rwlockattr_setkind_np(&a,
+			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&rw, &a);
+	pthread_rwlockattr_destroy(&a);
 	writer_tid = 0;
 	pthread_rwlock_rdlock(&rw);
 	if (start(&w, wpol, wprio, writer, NULL) != 0) {

@@ -47,6 +47,9 @@
  *   read_trylock        as the fast path, failing instead of queueing
  *   read_trylock_unfair R += 1 (add_return), ok unless W_HELD or R_FULL:
  *                       passes a WAITING writer (it waits for R == 0)
+ *   read_trylock_join   R > 0 -> R + 1 (acquire cmpxchg), ok unless
+ *                       W_HELD or R_FULL: joins readers that hold the
+ *                       lock, past a WAITING writer
  *   read_unlock         R -= 1 (sub_return); result == WAITING|W_SLEEP:
  *                       last reader out, futex-wake the writer
  *   write_lock fast     cnts 0 -> LOCKED (cmpxchg)
@@ -63,6 +66,11 @@
  *     wait for a writer still holding (current only: W LOCKED with
  *     WAITING set) and for R == 0, then
  *       WAITING(|W_SLEEP), R == 0 -> LOCKED             cmpxchg
+ *     write_lock_bounded (current only): once readers have held the lock
+ *     for defer_ns since WAITING was set, the writer lets them pass:
+ *       WAITING(|W_SLEEP), R > 0 -> R                   atomic AND
+ *     releases wait_lock (the threads queued behind it go first: readers
+ *     join the holders) and queues again from the start
  *   write_unlock        W LOCKED -> 0                   release cmpxchg of W
  *                       W SLOW -> 0, futex wake          (failed cmpxchg)
  *                       W anything else: misuse, reported, unchanged
@@ -125,6 +133,12 @@
  *    fast-path readers that see it back out and queue behind it: a stream
  *    of readers cannot hold it off (the current layout sets WAITING even
  *    while another writer holds the lock; the 2015 one once W is 0).
+ *  - write_lock_bounded gives up WAITING and its place in the queue after
+ *    defer_ns of readers that do not drain, so a reader that another
+ *    reader waits for is never held off longer than defer_ns for each
+ *    writer queued ahead of it (the pthread drop-in's glibc-like kinds);
+ *    a writer still gets the lock as soon as the readers drain within
+ *    defer_ns once, which they do unless they hold it that long.
  *  - A reader at the queue head adds its count before it waits for the
  *    writer, so once the writer unlocks, cnts != 0 and no fast-path writer
  *    can slip in: a stream of writers cannot hold it off.  Readers queued
@@ -316,7 +330,7 @@ QRW_INLINE void qrw_2015_set_waiting(qlock_rwlock_t *lock, enum qrw_variant v)
  * set W_SLEEP (O6) and sleep while readers remain.
  */
 QRW_INLINE void qrw_park_on_readers(qlock_rwlock_t *lock, enum qrw_variant v,
-				    uint32_t cnts)
+				    uint32_t cnts, const struct timespec *until)
 {
 	uint8_t w = (uint8_t)(cnts & QRW_W_BYTE);
 
@@ -331,17 +345,38 @@ QRW_INLINE void qrw_park_on_readers(qlock_rwlock_t *lock, enum qrw_variant v,
 	if (!qrw_readers(v, cnts) || (cnts & QRW_W_HELD))
 		return;
 	qc_event_inc(QRW_CLASS, QC_EV_sleep);
-	qc_futex_wait(&lock->cnts, cnts, NULL, CLOCK_MONOTONIC, QRW_CLASS,
+	qc_futex_wait(&lock->cnts, cnts, until, CLOCK_MONOTONIC, QRW_CLASS,
 		      QC_OP_LOCK);
 }
 
-QRW_INLINE void qrw_write_lock_slowpath(qlock_rwlock_t *lock,
-					enum qrw_variant v)
+/*
+ * write_lock_bounded: readers have held the lock since WAITING was set at
+ * `since` (CLOCK_MONOTONIC ns): true once defer_ns has passed (then the
+ * writer lets them pass), else *until is the time to look again.
+ */
+static bool qrw_defer_over(uint64_t since, uint64_t defer_ns,
+			   struct timespec *until)
 {
+	uint64_t now = qc_now_ns(), end = since + defer_ns;
+
+	if (now >= end)
+		return true;
+	*until = qc_deadline_in(end - now);
+	return false;
+}
+
+/* defer_ns: 0, or how long readers may keep the lock against this writer
+ * before it lets them pass (current layout only: write_lock_bounded). */
+QRW_INLINE void qrw_write_lock_slowpath(qlock_rwlock_t *lock,
+					enum qrw_variant v, uint64_t defer_ns)
+{
+	struct timespec until, *untilp;
 	struct qc_spinner s;
+	uint64_t since;
 	uint32_t cnts;
 
 	qc_event_inc(QRW_CLASS, QC_EV_slowpath);
+again:
 	qlock_spin_lock(&lock->wait_lock);
 
 	/* Free now: take it at once (O2). */
@@ -356,6 +391,7 @@ QRW_INLINE void qrw_write_lock_slowpath(qlock_rwlock_t *lock,
 		qrw_2015_set_waiting(lock, v);
 
 	/* Wait for the readers (and today a writer) to go, then take it. */
+	since = 0;
 	qc_spinner_init(&s);
 	for (;;) {
 		cnts = qa_read(&lock->cnts);
@@ -367,7 +403,23 @@ QRW_INLINE void qrw_write_lock_slowpath(qlock_rwlock_t *lock,
 		}
 		if (qc_spin_continue(&s))
 			continue;
-		qrw_park_on_readers(lock, v, cnts);
+		untilp = NULL;
+		if (v == QRW_CUR && defer_ns && !(cnts & QRW_W_HELD)) {
+			/* Readers hold it: time them from now. */
+			if (!since)
+				since = qc_now_ns();
+			if (qrw_defer_over(since, defer_ns, &until)) {
+				/* Let them pass: the readers queued behind us
+				 * take wait_lock first; nothing to publish. */
+				qa_fetch_andnot_relaxed(&lock->cnts,
+					QRW_CUR_WAITING | QRW_W_SLEEP);
+				qlock_spin_unlock(&lock->wait_lock);
+				qc_spin_account(&s, QRW_CLASS);
+				goto again;
+			}
+			untilp = &until;
+		}
+		qrw_park_on_readers(lock, v, cnts, untilp);
 		qc_spin_begin(&s);
 	}
 	qc_spin_account(&s, QRW_CLASS);
@@ -446,7 +498,7 @@ QRW_INLINE void qrw_write_lock(qlock_rwlock_t *lock, enum qrw_variant v)
 {
 	if (qa_likely(qrw_cur_write_lock_fast(lock))) /* O2; every layout */
 		return;
-	qrw_write_lock_slowpath(lock, v);
+	qrw_write_lock_slowpath(lock, v, 0);
 }
 
 QRW_INLINE bool qrw_write_trylock(qlock_rwlock_t *lock)
@@ -498,7 +550,28 @@ bool qlock_read_trylock_unfair(qlock_rwlock_t *lock)
 	qrw_read_back_out(lock, QRW_CUR);
 	return false;
 }
+/* Joins readers that hold the lock, past a WAITING writer (which waits
+ * for R == 0, so our count keeps it out and our unlock wakes it, O6);
+ * never when R is 0: the queue-head writer is about to take it then. */
+bool qlock_read_trylock_join(qlock_rwlock_t *lock)
+{
+	uint32_t cnts = qa_read(&lock->cnts);
+
+	while (qrw_readers(QRW_CUR, cnts) &&
+	       !(cnts & (QRW_W_HELD | QRW_R_FULL))) {
+		if (qa_try_cmpxchg_acquire(&lock->cnts, &cnts,
+					   cnts + QRW_CUR_BIAS)) /* O1 */
+			return true;
+	}
+	return false;
+}
 void qlock_write_lock(qlock_rwlock_t *lock) { qrw_write_lock(lock, QRW_CUR); }
+void qlock_write_lock_bounded(qlock_rwlock_t *lock, uint64_t defer_ns)
+{
+	if (qa_likely(qrw_cur_write_lock_fast(lock))) /* O2 */
+		return;
+	qrw_write_lock_slowpath(lock, QRW_CUR, defer_ns);
+}
 bool qlock_write_trylock(qlock_rwlock_t *lock) { return qrw_write_trylock(lock); }
 void qlock_write_unlock(qlock_rwlock_t *lock) { qrw_write_unlock(lock); }
 

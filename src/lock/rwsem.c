@@ -49,6 +49,9 @@
  *  read_trylock_unfair: count += READER_BIAS (acquire cmpxchg) unless
  *                     WRITER_LOCKED or READ_FULL: past waiters and a
  *                     hand-off, which then waits for this reader too
+ *  read_trylock_join: count += READER_BIAS (acquire cmpxchg) while readers
+ *                     are counted and neither WRITER_LOCKED nor READ_FULL:
+ *                     joins the holders past waiters and a hand-off
  *  read slow path:    steal (keep the bias) if neither WRITER_LOCKED nor
  *                     HANDOFF, unless other readers hold it (owner says
  *                     READER_OWNED and > 1 reader counted); else queue,
@@ -423,6 +426,22 @@ QLOCK_API bool qlock_down_read_trylock_unfair(qlock_rwsem_t *sem)
 		 * no reader counted, under wait_lock: it waits for us, and
 		 * our up_read() with WAITERS set wakes it as the last reader
 		 * out. */
+		if (qa_try_cmpxchg_acquire(&sem->count, &c, c + READER_BIAS)) {
+			set_reader_owned(sem);
+			return true;
+		}
+	}
+	return false;
+}
+
+QLOCK_API bool qlock_down_read_trylock_join(qlock_rwsem_t *sem)
+{
+	uint32_t c = qa_read(&sem->count);
+
+	while ((c & READER_MASK) && !(c & WRITER_LOCKED) &&
+	       !((c + READER_BIAS) & READ_FULL)) {
+		/* Acquire pairs with the release of the last writer's unlock;
+		 * the queued writers wait for us as for the unfair reader. */
 		if (qa_try_cmpxchg_acquire(&sem->count, &c, c + READER_BIAS)) {
 			set_reader_owned(sem);
 			return true;

@@ -22,6 +22,8 @@
  *	                               n < MAX_READERS (else: wait, or fail)
  *	SH+n|W       -> SH+n+1|W       tryrdlock_unfair (not while SU;
  *	                               n < MAX_READERS)
+ *	SH+n|W(|S)   -> SH+n+1|W(|S)   tryrdlock_join, n >= 1 (not while
+ *	                               SU; n < MAX_READERS): never from 0
  *	SH+n(|W|S)   -> SH+n-1(|W|S)   read unlock, n > 1 (cmpxchg, release)
  *	SH+1         -> 0              last reader, no W (cmpxchg, release)
  *	SH+1|W(|S)   -> SH|W|SU(|S)    last reader with W (same cmpxchg): it
@@ -127,6 +129,22 @@ QLOCK_API bool qlock_tp_rwlock_tryrdlock_unfair(qlock_tp_rwlock_t *rw)
 	       ((v & (SH | SU)) == SH && (v & CNT) < QLOCK_TP_RWLOCK_MAX_READERS)) {
 		/* Acquire: pairs with the release of the last unlock. */
 		if (qa_try_cmpxchg_acquire(&rw->val, &v, v ? v + 1 : SH + 1))
+			return true;
+	}
+	return false;
+}
+
+/* As tryrdlock_unfair, but only while readers hold the word (SH+n, n >= 1,
+ * not SU): the pthread drop-in's reader after its bounded deferral to a
+ * waiting writer. */
+QLOCK_API bool qlock_tp_rwlock_tryrdlock_join(qlock_tp_rwlock_t *rw)
+{
+	uint32_t v = qa_read(&rw->val);
+
+	while ((v & (SH | SU)) == SH && (v & CNT) != 0 &&
+	       (v & CNT) < QLOCK_TP_RWLOCK_MAX_READERS) {
+		/* Acquire: pairs with the release of the last unlock. */
+		if (qa_try_cmpxchg_acquire(&rw->val, &v, v + 1))
 			return true;
 	}
 	return false;

@@ -573,10 +573,10 @@ def seed_verdict(seed, run):
         need = needs_cpus(claims, rows_needed)
         smallest = needs_cpus(claims, 1)
         if fit:
-            why = ("only %s has a CPU per thread on the %d CPUs here, and "
-                   "no verdict rests on one row of the %d the patch "
-                   "claims" % (fit[0].label(with_table), run.cpus,
-                               len(claims)))
+            why = ("only one claimed row (%s) has a CPU per thread on the "
+                   "%d CPUs here, and no verdict rests on one row of the "
+                   "%d the patch claims" % (fit[0].label(with_table),
+                                            run.cpus, len(claims)))
         else:
             why = ("every claimed row run here has more threads than the "
                    "%d CPUs here, and the patch had a CPU per thread" %

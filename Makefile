@@ -10,6 +10,10 @@
 #                then model-check (when genmc is installed)
 #   make modelcheck  GenMC on every tests/model harness, RC11 and IMM, and
 #                    each harness's mutation (docs/testing.md)
+#   make test-peers  other projects' suites (GLib, CPython, stress-ng, ...)
+#                under every qlock-run --mutex x --rwlock combination, each
+#                compared with plain glibc (scripts/test-peers.sh, about
+#                15 min; PEERS_ARGS=--quick for a few minutes)
 BUILD_DIR ?= build
 TSAN_DIR  ?= build-tsan
 ASAN_DIR  ?= build-asan
@@ -22,8 +26,9 @@ CMAKE_FLAGS ?=
 QLOCK_CMAKE_FLAGS = -DQLOCK_WERROR=$(WERROR) $(CMAKE_FLAGS)
 BENCH_ARGS ?= seed all --short
 APPS_ARGS ?=
+PEERS_ARGS ?=
 
-.PHONY: all build bench bench-full bench-apps test test-plain test-tsan test-asan test-cross test-word test-model modelcheck deps clean
+.PHONY: all build bench bench-full bench-apps test test-plain test-tsan test-asan test-cross test-word test-model test-peers modelcheck deps clean
 
 all: build
 
@@ -79,6 +84,15 @@ test-word:
 	cmake -S . -B build-word -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQLOCK_WORD_ATOMICS_ONLY=ON -DQLOCK_BUILD_BENCH=OFF $(QLOCK_CMAKE_FLAGS)
 	cmake --build build-word -j $(JOBS)
 	ctest --test-dir build-word -j $(JOBS) --output-on-failure -LE 'shim|torture'
+
+# Other projects' suites under the drop-in (docs/testing.md): installs
+# their packages when it can, builds the drop-in only, and fails on any
+# result that differs from plain glibc's.
+test-peers:
+	@sh scripts/install-deps.sh --peers
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(QLOCK_CMAKE_FLAGS)
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target qlock_pthread
+	BUILD_DIR=$(BUILD_DIR) bash scripts/test-peers.sh $(PEERS_ARGS)
 
 modelcheck:
 	tests/model/modelcheck.sh -j $(JOBS) -o $(BUILD_DIR)/modelcheck

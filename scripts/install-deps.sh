@@ -7,6 +7,10 @@
 #                the --cross tools
 #   --cross      s390x and aarch64 cross gcc, g++ and libc, qemu-user-static
 #                (make test-cross)
+#   --peers      the other projects' suites and programs that make test-peers
+#                runs under the drop-in: GLib's installed tests, CPython's
+#                test modules, Ruby, Node.js, stress-ng and the threaded
+#                compressors (Perl is already there)
 # Best effort: without root or apt-get, or offline, it says so and exits 0,
 # and the build simply goes without the optional parts.
 set -u
@@ -14,6 +18,7 @@ pkgs="libck-dev libabsl-dev libtbb-dev g++ python3-matplotlib"
 cross="gcc-s390x-linux-gnu g++-s390x-linux-gnu libc6-dev-s390x-cross gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static"
 [ "${1:-}" = "--ci" ] && pkgs="$pkgs clang-14 $cross"
 [ "${1:-}" = "--cross" ] && pkgs="$cross"
+[ "${1:-}" = "--peers" ] && pkgs="libglib2.0-tests python3.11 libpython3.11-testsuite perl ruby nodejs stress-ng xz-utils pigz zstd pbzip2"
 
 missing=""
 for p in $pkgs; do

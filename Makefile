@@ -54,10 +54,14 @@ bench-full: deps
 bench-apps:
 	@$(BENCH_ENV) sh scripts/bench-apps.sh $(APPS_ARGS)
 
-# The performance map against glibc, short grid (docs/performance.md).
+# The performance map against glibc, short grid, then its mutex and rwlock
+# cells at 2 and 8 threads with two busy processes beside them
+# (docs/performance.md).
 .PHONY: map
 map: deps build
 	$(BUILD_DIR)/bench/lockbench map --short --json $(BUILD_DIR)/map-short.json
+	$(BUILD_DIR)/bench/lockbench map --short --family both -t 2,8 --hogs 2 \
+		--json $(BUILD_DIR)/map-short-hogs2.json
 
 test: test-plain test-tsan test-asan test-model
 

@@ -10,9 +10,13 @@
  * patterns, run the same way.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "map.h"
@@ -26,11 +30,14 @@ static const unsigned map_cs_full[] = { 1, 20, 200 };
 static const unsigned map_cs_short[] = { 1, 200 };
 static const unsigned map_gap_full[] = { 0, 20, 200, 2000 };
 static const unsigned map_gap_short[] = { 0, 200 };
-/* Short rwlock cells: no gap only (where an rwlock's hand-overs cost most). */
+/* Short rwlock cells: no gap only (where an rwlock's hand-overs cost most),
+ * and the short sections of read-mostly data (1: a map lookup) beside the
+ * longer one. */
 static const unsigned map_rw_gap_short[] = { 0 };
-/* rwlocks: read share at one critical section length; 0 = split 50%. */
-#define MAP_RW_CS 20
+static const unsigned map_rw_cs_short[] = { 1, 20 };
+/* rwlocks: read shares; 0 = split 50%. */
 static const unsigned map_shares[] = { 50, 90, 99, 0 };
+#define MAP_MAX_HOGS 64
 
 #define MAP_DEFAULT_MUTEX "pthread-mutex,tp-mutex,qspinlock"
 #define MAP_DEFAULT_RWLOCK "pthread-rwlock,pthread-rwlock-wpref,tp-rwlock,qrwlock,rwsem"
@@ -51,7 +58,7 @@ struct map_opts {
 	struct map_cfg c;
 	const char *variants[MAP_MAX_VARIANTS];
 	size_t nvariants;
-	struct map_axis threads, cs, gap, rw_gap;
+	struct map_axis threads, cs, gap, rw_cs, rw_gap;
 	bool threads_set, cs_set, gap_set;
 	const char *mutex_list, *rwlock_list, *cell;
 	bool help, no_control;
@@ -61,14 +68,17 @@ static void map_usage(FILE *f)
 {
 	fputs(
 "usage: lockbench map [--short] [--dropin] [options]\n"
-"  Sweeps threads x critical section x gap (mutexes) and threads x read\n"
-"  share x gap (rwlocks), then the app cells (a mutex as programs use\n"
+"  Sweeps threads x critical section x gap (mutexes) and threads x\n"
+"  critical section x read share x gap (rwlocks), then the app cells (a mutex as programs use\n"
 "  it: the holder yields, the holder sleeps, a producer/consumer queue on\n"
 "  condition variables, CPython's GIL hand-off); per cell each lock's\n"
 "  throughput ratio to glibc (median, min-max), ops per CPU-second,\n"
 "  slowest thread as share of the mean, acquisition wait p50/p99/max.\n"
 "  Heat table on stdout.\n"
 "  --short               the small grid (about 3 minutes)\n"
+"  --hogs N              N processes that only spin, at the same priority,\n"
+"                        run beside every cell (a machine that also runs\n"
+"                        other programs); 0 (the default): none\n"
 "  --dropin              glibc's pthread locks against the same calls\n"
 "                        through LD_PRELOAD=libqlock-pthread.so (each run\n"
 "                        in a child process)\n"
@@ -82,7 +92,9 @@ static void map_usage(FILE *f)
 "                        baseline (defaults: " MAP_DEFAULT_MUTEX ";\n"
 "                        " MAP_DEFAULT_RWLOCK "; plus the built-in peers)\n"
 "  -t LIST, --cs LIST, --gap LIST   replace an axis of the grid (pauses;\n"
-"                        0 allowed; the app cells keep their own)\n"
+"                        0 allowed; the app cells keep their own; --cs\n"
+"                        sets both families' sections: rwlocks default\n"
+"                        to 1,20,200, short 1,20)\n"
 "  -r N                  repetitions per cell (3)\n"
 "  -d SEC                seconds per run up to 8 threads, longer in\n"
 "                        proportion beyond (short 0.1, full 0.2); app\n"
@@ -186,7 +198,8 @@ static void map_parse_family(const char *list, bool *on)
 }
 
 enum { MO_SHORT = 300, MO_DROPIN, MO_SHIM, MO_JSON, MO_FAMILY, MO_MUTEX,
-       MO_RWLOCK, MO_CS, MO_GAP, MO_CELL, MO_VARIANT, MO_NO_CONTROL };
+       MO_RWLOCK, MO_CS, MO_GAP, MO_CELL, MO_VARIANT, MO_NO_CONTROL,
+       MO_HOGS };
 
 static void map_parse(int argc, char **argv, int first, struct map_opts *o)
 {
@@ -203,6 +216,7 @@ static void map_parse(int argc, char **argv, int first, struct map_opts *o)
 		{ "cell", required_argument, 0, MO_CELL },
 		{ "variant", required_argument, 0, MO_VARIANT },
 		{ "no-control", no_argument, 0, MO_NO_CONTROL },
+		{ "hogs", required_argument, 0, MO_HOGS },
 		{ "threads", required_argument, 0, 't' },
 		{ "reps", required_argument, 0, 'r' },
 		{ "duration", required_argument, 0, 'd' },
@@ -239,6 +253,13 @@ static void map_parse(int argc, char **argv, int first, struct map_opts *o)
 			break;
 		case MO_CELL: o->cell = optarg; break;
 		case MO_NO_CONTROL: o->no_control = true; break;
+		case MO_HOGS:
+			o->c.hogs = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !isdigit((unsigned char)*optarg) ||
+			    o->c.hogs > MAP_MAX_HOGS)
+				lb_usage_error("--hogs: '%s' is not a count of "
+					       "0-%d", optarg, MAP_MAX_HOGS);
+			break;
 		case MO_VARIANT:
 			if (o->nvariants == MAP_MAX_VARIANTS)
 				lb_usage_error("--variant: at most %d",
@@ -293,6 +314,11 @@ static void map_configure(struct map_opts *o)
 	if (!o->gap_set)
 		s ? map_axis_set(&o->gap, map_gap_short, 2)
 		  : map_axis_set(&o->gap, map_gap_full, 4);
+	if (o->cs_set)
+		o->rw_cs = o->cs;
+	else
+		s ? map_axis_set(&o->rw_cs, map_rw_cs_short, 2)
+		  : map_axis_set(&o->rw_cs, map_cs_full, 3);
 	o->rw_gap = o->gap;
 	if (s && !o->gap_set)
 		map_axis_set(&o->rw_gap, map_rw_gap_short, 1);
@@ -434,7 +460,8 @@ static size_t map_cells(const struct map_opts *o, struct map_cell *cells)
 	size_t n = 0;
 
 	if ((on[MAP_G_MUTEX] ? o->threads.n * o->cs.n * o->gap.n : 0) +
-	    (on[MAP_G_RWLOCK] ? o->threads.n * o->rw_gap.n * 4 : 0) +
+	    (on[MAP_G_RWLOCK] ? o->threads.n * o->rw_cs.n * o->rw_gap.n * 4
+			       : 0) +
 	    (on[MAP_G_APPS] ? MAP_APP_CELLS : 0) > MAP_MAX_CELLS)
 		lb_usage_error("map: more than %d cells; shorten an axis",
 			       MAP_MAX_CELLS);
@@ -445,14 +472,17 @@ static size_t map_cells(const struct map_opts *o, struct map_cell *cells)
 					.threads = o->threads.v[t],
 					.cs = o->cs.v[c], .gap = o->gap.v[g] };
 	for (size_t t = 0; on[MAP_G_RWLOCK] && t < o->threads.n; t++)
-		for (size_t g = 0; g < o->rw_gap.n; g++)
-			for (size_t s = 0; s < 4; s++)
-				cells[n++] = (struct map_cell){
-					.rw = true, .threads = o->threads.v[t],
-					.cs = MAP_RW_CS, .gap = o->rw_gap.v[g],
-					.read_pct = map_shares[s] ? map_shares[s]
-								  : 50,
-					.split = !map_shares[s] };
+		for (size_t c = 0; c < o->rw_cs.n; c++)
+			for (size_t g = 0; g < o->rw_gap.n; g++)
+				for (size_t s = 0; s < 4; s++)
+					cells[n++] = (struct map_cell){
+						.rw = true,
+						.threads = o->threads.v[t],
+						.cs = o->rw_cs.v[c],
+						.gap = o->rw_gap.v[g],
+						.read_pct = map_shares[s]
+							? map_shares[s] : 50,
+						.split = !map_shares[s] };
 	if (on[MAP_G_APPS])
 		n += map_app_cells(cells + n);
 	return n;
@@ -547,6 +577,44 @@ static int map_run_cell(const struct map_cfg *c, struct map_result *r)
 	return 0;
 }
 
+static pid_t map_hog_pids[MAP_MAX_HOGS];
+static unsigned map_nhogs;
+
+/* A hog spins at the priority it inherits (the map's) until killed, and
+ * dies with the map if the map dies first. */
+void map_hogs_start(unsigned n)
+{
+	pid_t parent = getpid();
+
+	for (map_nhogs = 0; map_nhogs < n; map_nhogs++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			perror("lockbench map: --hogs: fork");
+			exit(LB_EXIT_RUNTIME);
+		}
+		if (pid == 0) {
+			volatile unsigned long spin = 0;
+
+			(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(0);
+			for (;;)
+				spin++;
+		}
+		map_hog_pids[map_nhogs] = pid;
+	}
+}
+
+void map_hogs_stop(void)
+{
+	for (unsigned i = 0; i < map_nhogs; i++)
+		kill(map_hog_pids[i], SIGKILL);
+	for (unsigned i = 0; i < map_nhogs; i++)
+		(void)waitpid(map_hog_pids[i], NULL, 0);
+	map_nhogs = 0;
+}
+
 int lb_map_main(int argc, char **argv, int first)
 {
 	static struct map_opts o;
@@ -573,12 +641,16 @@ int lb_map_main(int argc, char **argv, int first)
 	lb_stamp_ticks_per_ns();
 	lb_stamp_cost_ns();
 	t0 = qc_now_ns();
+	map_hogs_start(o.c.hogs);
 	for (size_t i = 0; i < n; i++) {
 		map_progress(i, n, &cells[i], t0);
 		r[i].cell = cells[i];
-		if (map_run_cell(&o.c, &r[i]))
+		if (map_run_cell(&o.c, &r[i])) {
+			map_hogs_stop();
 			return LB_EXIT_RUNTIME;
+		}
 	}
+	map_hogs_stop();
 	if (isatty(STDERR_FILENO))
 		fputs("\r\033[K", stderr);
 	map_out_heat(stdout, &o.c, r, n, isatty(STDOUT_FILENO));

@@ -64,6 +64,7 @@ struct map_family {
 struct map_cfg {
 	bool short_mode, dropin;
 	unsigned reps;
+	unsigned hogs;          /* busy processes beside every cell */
 	double duration_s;
 	const char *json_path;  /* NULL: no JSON */
 	const char *shim;       /* --dropin: path of libqlock-pthread.so */
@@ -98,6 +99,11 @@ static inline double map_run_s(const struct map_cfg *c, unsigned threads)
 		       ? c->duration_s * threads / MAP_RUN_THREADS
 		       : c->duration_s;
 }
+
+/* map.c: --hogs, N processes that spin at the caller's priority until
+ * map_hogs_stop() (they also die with the caller). */
+void map_hogs_start(unsigned n);
+void map_hogs_stop(void);
 
 /* map_dropin.c */
 void map_dropin_paths(struct map_cfg *c);

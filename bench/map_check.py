@@ -47,6 +47,10 @@ def main():
     for k in ("cpu_model", "online_cpus", "kernel", "glibc", "date_utc"):
         if k not in doc["machine"]:
             fail("machine lacks " + k)
+    args = sys.argv[4:]
+    hogs = int(args[args.index("--hogs") + 1]) if "--hogs" in args else 0
+    if doc.get("hogs", 0) != hogs:
+        fail("hogs %s, expected %d" % (doc.get("hogs"), hogs))
     if doc["wait_timestamp"]["cost_ns"] <= 0:
         fail("no timestamp cost")
     if len(doc["cells"]) != cells:

@@ -139,36 +139,36 @@ static void map_heat_rw(FILE *f, const struct map_cfg *c,
 			bool color)
 {
 	static const unsigned pct[] = { 50, 90, 99, 50 };
-	unsigned th[MAP_MAX_CELLS], gap[MAP_MAX_CELLS];
+	unsigned th[MAP_MAX_CELLS], cs[MAP_MAX_CELLS], gap[MAP_MAX_CELLS];
 	size_t nt = map_axis_values(r, n, MAP_G_RWLOCK,
 				    offsetof(struct map_cell, threads), th);
+	size_t nc = map_axis_values(r, n, MAP_G_RWLOCK,
+				    offsetof(struct map_cell, cs), cs);
 	size_t ng = map_axis_values(r, n, MAP_G_RWLOCK,
 				    offsetof(struct map_cell, gap), gap);
-	unsigned cs = 0;
 
-	for (size_t i = 0; i < n; i++)
-		if (map_group_of(&r[i].cell) == MAP_G_RWLOCK)
-			cs = r[i].cell.cs;
-	fprintf(f, "\nrwlock %s / %s (cs %u)\nthreads  gap |   r50%%   r90%%"
+	fprintf(f, "\nrwlock %s / %s\nthreads   cs  gap |   r50%%   r90%%"
 		"   r99%%  split\n", map_lock_name(c, 1, l),
-		map_lock_name(c, 1, 0), cs);
+		map_lock_name(c, 1, 0));
 	for (size_t t = 0; t < nt; t++)
-		for (size_t g = 0; g < ng; g++) {
-			fprintf(f, "%7u %4u |", th[t], gap[g]);
-			for (size_t s = 0; s < 4; s++) {
-				struct map_cell want = { .rw = true,
-					.threads = th[t], .gap = gap[g],
-					.cs = cs,
-					.read_pct = pct[s], .split = s == 3 };
-				const struct map_result *x = map_find(r, n, &want);
+		for (size_t k = 0; k < nc; k++)
+			for (size_t g = 0; g < ng; g++) {
+				fprintf(f, "%7u %4u %4u |", th[t], cs[k], gap[g]);
+				for (size_t s = 0; s < 4; s++) {
+					struct map_cell want = { .rw = true,
+						.threads = th[t], .gap = gap[g],
+						.cs = cs[k], .read_pct = pct[s],
+						.split = s == 3 };
+					const struct map_result *x =
+						map_find(r, n, &want);
 
-				if (x)
-					map_heat_cell(f, x, l, color);
-				else
-					fprintf(f, " %6s", "-");
+					if (x)
+						map_heat_cell(f, x, l, color);
+					else
+						fprintf(f, " %6s", "-");
+				}
+				fputc('\n', f);
 			}
-			fputc('\n', f);
-		}
 }
 
 /* The app cells: one row per cell, per lock its throughput ratio to glibc
@@ -303,12 +303,15 @@ void map_out_heat(FILE *f, const struct map_cfg *c,
 	static const char *const gname[MAP_NR_GROUPS] = { "mutex", "rwlock",
 							  "apps" };
 
-	fprintf(f, "lockbench map (%s%s): throughput ratio to glibc, median of "
+	fprintf(f, "lockbench map (%s%s", c->short_mode ? "short" : "full",
+		c->dropin ? ", drop-in" : "");
+	if (c->hogs)
+		fprintf(f, ", %u busy processes beside", c->hogs);
+	fprintf(f, "): throughput ratio to glibc, median of "
 		"%u interleaved reps of %.2g s (x threads/8 above 8 threads; app"
 		" cells x2); '!' = slowest thread below %.0f%%"
 		" of the mean; g = gap pauses; glibc-again = glibc run twice (its"
-		" ratios are the noise)\n", c->short_mode ? "short" : "full",
-		c->dropin ? ", drop-in" : "", c->reps, c->duration_s,
+		" ratios are the noise)\n", c->reps, c->duration_s,
 		MAP_FAIR_FLOOR * 100);
 	for (int g = 0; g < MAP_NR_GROUPS; g++) {
 		int rw = g == MAP_G_RWLOCK;
@@ -457,11 +460,12 @@ int map_out_json(const char *path, const struct map_cfg *c,
 	}
 	fprintf(f, "{\n  \"schema\": \"qlock-lockbench-map/1\",\n"
 		"  \"lockbench_version\": \"%s\",\n  \"grid\": \"%s\",\n"
-		"  \"dropin\": %s,\n  \"reps\": %u,\n  \"duration_s\": %g,\n"
+		"  \"dropin\": %s,\n  \"hogs\": %u,\n  \"reps\": %u,\n"
+		"  \"duration_s\": %g,\n"
 		"  \"run_s\": \"duration_s x max(1, threads / 8)\",\n"
 		"  \"wall_s\": %.1f,\n", LB_VERSION,
 		c->short_mode ? "short" : "full", c->dropin ? "true" : "false",
-		c->reps, c->duration_s, wall_s);
+		c->hogs, c->reps, c->duration_s, wall_s);
 	map_json_machine(f);
 	fputs("  \"wait_timestamp\": {\"source\": ", f);
 	lb_json_str(f, lb_stamp_source());

@@ -183,7 +183,8 @@ def sample_map():
                 "cpu_busy": spread, "ops_per_cpu_s": spread,
                 "ops_per_cpu_s_ratio_to_glibc": spread}
     return {"schema": "qlock-lockbench-map/1", "lockbench_version": "1.0",
-            "grid": "short", "dropin": False, "reps": 3, "duration_s": 0.1,
+            "grid": "short", "dropin": False, "hogs": 0, "reps": 3,
+            "duration_s": 0.1,
             "run_s": "duration_s x max(1, threads / 8)", "wall_s": 1.5,
             "machine": {"cpu_model": "x", "online_cpus": 2, "kernel": "6",
                         "arch": "x86_64", "glibc": "2.36",

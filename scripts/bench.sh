@@ -5,8 +5,11 @@
 #   sh scripts/bench.sh [LOCKBENCH ARGS]     default: seed all --short
 # Environment: BUILD_DIR (build), REPORT_DIR (report), JOBS, BUILD_TYPE,
 # CMAKE_FLAGS; BENCH_MAP: the `lockbench map --json` result shown in the
-# report's machine section (unset: the newest $BUILD_DIR/map*.json, which
-# `make map` writes; set but empty: none).  The map is not run here: the
+# report's machine section (unset: the newest $BUILD_DIR/map*.json that is
+# not a --hogs map, which `make map` writes; set but empty: none);
+# BENCH_MAP_HOGS: the map with busy processes beside it, shown after it
+# (unset: $BUILD_DIR/map-short-hogs2.json when present, which `make map`
+# writes too; set but empty: none).  The maps are not run here: the
 # short grid alone takes 3-4 minutes (docs/bench-report.md).  BENCH_APPS:
 # the `make bench-apps` result for the report's application benchmark
 # section (unset: $BUILD_DIR/bench-apps.json when present; set but empty:
@@ -41,14 +44,22 @@ fi
 mv "$json.part" "$json"
 if [ -z "${BENCH_MAP+set}" ]; then
 	# shellcheck disable=SC2012 # the names are ours: map*.json
-	BENCH_MAP=$(ls -t "$build_dir"/map*.json 2>/dev/null | head -n 1)
+	BENCH_MAP=$(ls -t "$build_dir"/map*.json 2>/dev/null |
+		grep -v -- '-hogs[0-9]*\.json$' | head -n 1)
+fi
+if [ -z "${BENCH_MAP_HOGS+set}" ]; then
+	BENCH_MAP_HOGS=
+	[ -f "$build_dir/map-short-hogs2.json" ] &&
+		BENCH_MAP_HOGS=$build_dir/map-short-hogs2.json
 fi
 if [ -z "${BENCH_APPS+set}" ]; then
 	BENCH_APPS=
 	[ -f "$build_dir/bench-apps.json" ] && BENCH_APPS=$build_dir/bench-apps.json
 fi
 if ! "$build_dir/bench/lockbench" report "$json" -o "$report_dir" \
-	${BENCH_MAP:+--map "$BENCH_MAP"} ${BENCH_APPS:+--apps "$BENCH_APPS"}; then
+	${BENCH_MAP:+--map "$BENCH_MAP"} \
+	${BENCH_MAP_HOGS:+--map "$BENCH_MAP_HOGS"} \
+	${BENCH_APPS:+--apps "$BENCH_APPS"}; then
 	echo "bench: the run is saved in $json; once python3 (and" \
 	     "python3-matplotlib) are installed, render it with:" \
 	     "$build_dir/bench/lockbench report $json -o $report_dir" >&2

@@ -8,7 +8,7 @@ profile; a summary table with a verdict per program, and a JSON file that
 
   bench_apps.py --qlock-run build/shim/qlock-run [--quick] [--all-algorithms]
                 [--tools] [--baseline QLOCK_RUN] [--qlock-run-args ARGS]
-                [--reps N]
+                [--reps N] [--hogs N]
                 [--budget SECONDS] [--only NAME,...] [--json FILE]
                 [--table FILE]
 
@@ -720,7 +720,8 @@ def table(doc):
             {True: "yes", False: "no", None: "?"}[e.get("lock_bound")],
             e["verdict"]))
     w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = []
+    out = ["with %d busy processes beside every program (--hogs)"
+           % doc["hogs"]] if doc.get("hogs") else []
     for i, r in enumerate(rows):
         out.append("  ".join(c.ljust(w[j]) for j, c in enumerate(r)).rstrip())
         if i == 0:
@@ -835,6 +836,10 @@ def main(argv):
     ap.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                     help="time for all programs' rounds (default 780; "
                     "--quick 150); shared out evenly")
+    ap.add_argument("--hogs", type=int, default=0, metavar="N",
+                    help="N processes that only spin, at the same "
+                    "priority, run beside every program (a machine that "
+                    "also runs other programs; default 0)")
     ap.add_argument("--only", default=None, metavar="NAME,...",
                     help="programs whose name contains one of these")
     ap.add_argument("--no-install", action="store_true")
@@ -891,7 +896,7 @@ def main(argv):
     doc = {"schema": SCHEMA, "machine": machine(), "mode": size,
            "all_algorithms": args.all_algorithms, "tools": args.tools,
            "qlock_run_args": args.qlock_run_args,
-           "baseline": args.baseline,
+           "baseline": args.baseline, "hogs": args.hogs,
            "command": "bench_apps.py " + " ".join(argv),
            "workdir_fs": "tmpfs" if base else "disk",
            "columns": [c for c, _ in cols], "reps": reps,
@@ -904,6 +909,11 @@ def main(argv):
            "programs": []}
     t0 = time.monotonic()
     try:
+        # Busy processes at our priority, killed with the servers.
+        for _ in range(max(args.hogs, 0)):
+            live.append(subprocess.Popen(
+                [py, "-c", "while True: pass"], stdin=subprocess.DEVNULL,
+                start_new_session=True))
         runnable = []
         for p in progs:
             miss = [(b, pkg) for b, pkg in p.needs if not shutil.which(b)]

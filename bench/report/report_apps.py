@@ -176,10 +176,12 @@ def add_apps(doc, path, apps, plot_problem):
               % (" (" + plot_problem + ")" if plot_problem else ""))
         return
     m = apps.get("machine", {})
-    doc.p("`%s` (%s mode, %s); %s, %s online CPUs, kernel %s, %s; load "
+    doc.p("`%s` (%s mode%s, %s); %s, %s online CPUs, kernel %s, %s; load "
           "average %.1f at the start, %.1f at the end; %.0f s.  Columns "
           "%s, in rotating order per round (docs/bench-apps.md)." % (
               os.path.basename(path), apps.get("mode"),
+              ", %d busy processes beside every program" % apps["hogs"]
+              if apps.get("hogs") else "",
               apps.get("date", m.get("date", "")), m.get("cpu_model"),
               m.get("online_cpus"), m.get("kernel"), m.get("glibc"),
               m.get("loadavg_start", 0) or 0, m.get("loadavg_end", 0) or 0,

@@ -182,18 +182,22 @@ def per_cpu_cell(lk):
 
 
 def map_title(m):
-    return "Performance map against glibc (%s grid%s)" % (
+    return "Performance map against glibc (%s grid%s%s)" % (
         m.get("grid", "?"), ", through the pthread drop-in"
-        if m.get("dropin") else "")
+        if m.get("dropin") else "",
+        ", %d busy processes beside every cell" % m["hogs"]
+        if m.get("hogs") else "")
 
 
 def map_params(m, path):
     mach = m.get("machine") or {}
-    return ("`%s`: `lockbench map%s%s`, %s reps of %s s per lock and cell, "
-            "interleaved; %s CPUs (%s), glibc %s, %s; %s s in all." % (
+    return ("`%s`: `lockbench map%s%s%s`, %s reps of %s s per lock and "
+            "cell, interleaved; %s CPUs (%s), glibc %s, %s; %s s in all." % (
                 os.path.basename(path),
                 " --short" if m.get("grid") == "short" else "",
-                " --dropin" if m.get("dropin") else "", m.get("reps", "?"),
+                " --dropin" if m.get("dropin") else "",
+                " --hogs %d" % m["hogs"] if m.get("hogs") else "",
+                m.get("reps", "?"),
                 m.get("duration_s", "?"), mach.get("online_cpus", "?"),
                 mach.get("cpu_model", "?"), mach.get("glibc", "?"),
                 mach.get("date_utc", "?"), m.get("wall_s", "?")))

@@ -140,9 +140,9 @@ static int sym_rank(const ElfW(Sym) *s, const char *name)
 }
 
 /* The function symbol of table `tabname` whose size covers addr, else
- * the nearest sizeless one below it. */
-static void sym_lookup(const struct elf_file *f, const char *tabname, uintptr_t addr,
-		       struct sym_hit *best)
+ * the nearest sizeless one below it (a data object's symbol with `data`). */
+static void sym_lookup_kind(const struct elf_file *f, const char *tabname, uintptr_t addr,
+			    struct sym_hit *best, bool data)
 {
 	unsigned idx;
 	struct sec tab = elf_sec(f, tabname, &idx);
@@ -160,8 +160,8 @@ static void sym_lookup(const struct elf_file *f, const char *tabname, uintptr_t 
 		uintptr_t v = (uintptr_t)s[i].st_value;
 		bool covers;
 
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s[i].st_shndx == SHN_UNDEF ||
-		    v > addr || s[i].st_name >= str.size)
+		if ((data ? type != STT_OBJECT : type != STT_FUNC && type != STT_GNU_IFUNC) ||
+		    s[i].st_shndx == SHN_UNDEF || v > addr || s[i].st_name >= str.size)
 			continue;
 		covers = addr < v + s[i].st_size;
 		if (!covers && s[i].st_size)
@@ -180,6 +180,12 @@ static void sym_lookup(const struct elf_file *f, const char *tabname, uintptr_t 
 		best->covers = covers;
 		best->rank = rank;
 	}
+}
+
+static void sym_lookup(const struct elf_file *f, const char *tabname, uintptr_t addr,
+		       struct sym_hit *best)
+{
+	sym_lookup_kind(f, tabname, addr, best, false);
 }
 
 /* ---- DWARF .debug_line ------------------------------------------------- */
@@ -702,5 +708,97 @@ int shim_symbolize(const void *ra, char *buf, size_t len)
 	n = describe_cached(ra, buf, len);
 	/* Pairs with the acquire above: the module cache is handed over. */
 	qa_write_release(&sym_lock, 0);
+	return n;
+}
+
+static void sym_take(void)
+{
+	int expect = 0;
+
+	while (!qa_try_cmpxchg_acquire(&sym_lock, &expect, 1)) {
+		expect = 0;
+		sched_yield();
+	}
+}
+
+/* The demangled name of a symbol into buf (or "" for none). */
+static void sym_name(const char *name, char *buf, size_t len)
+{
+	char *dem = NULL;
+
+	if (name && name[0] == '_' && name[1] == 'Z') {
+		demangle_fn fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		int status = -1;
+
+		if (fn) {
+			dem = fn(name, NULL, NULL, &status);
+			if (dem && status == 0)
+				name = dem;
+		}
+	}
+	snprintf(buf, len, "%s", name ? name : "");
+	free(dem);
+}
+
+int shim_symbolize_func(const void *ra, char *name, size_t len, unsigned long *size,
+			char *module, size_t mlen)
+{
+	uintptr_t pc = (uintptr_t)ra;
+	struct sym_hit hit = { NULL, 0, 0, false, 0 };
+	struct module *m;
+
+	sym_take();
+	m = module_of(pc ? pc - 1 : 0);
+	if (m) {
+		module_load(m);
+		uintptr_t addr = pc - m->bias;
+
+		sym_lookup(&m->elf, ".symtab", addr - 1, &hit);
+		if (!hit.name)
+			sym_lookup(&m->dbg, ".symtab", addr - 1, &hit);
+		if (!hit.name)
+			sym_lookup(&m->elf, ".dynsym", addr - 1, &hit);
+	}
+	sym_name(hit.name, name, len);
+	*size = hit.covers ? (unsigned long)hit.size : 0;
+	snprintf(module, mlen, "%s", m ? m->name : "");
+	qa_write_release(&sym_lock, 0); /* pairs with sym_take() */
+	return hit.name != NULL;
+}
+
+int shim_symbolize_data(const void *addr, char *buf, size_t len)
+{
+	uintptr_t a = (uintptr_t)addr;
+	struct sym_hit hit = { NULL, 0, 0, false, 0 };
+	struct module *m;
+	int n;
+
+	sym_take();
+	m = module_of(a);
+	if (!m) {
+		qa_write_release(&sym_lock, 0);
+		return snprintf(buf, len, "%#lx", (unsigned long)a);
+	}
+	module_load(m);
+	uintptr_t v = a - m->bias;
+
+	sym_lookup_kind(&m->elf, ".symtab", v, &hit, true);
+	if (!hit.name)
+		sym_lookup_kind(&m->dbg, ".symtab", v, &hit, true);
+	if (!hit.name)
+		sym_lookup_kind(&m->elf, ".dynsym", v, &hit, true);
+	if (hit.name && hit.covers) {
+		char name[200];
+
+		sym_name(hit.name, name, sizeof name);
+		if (v == hit.value)
+			n = snprintf(buf, len, "%s (%s)", name, m->name);
+		else
+			n = snprintf(buf, len, "%s+%#lx (%s)", name, (unsigned long)(v - hit.value),
+				     m->name);
+	} else {
+		n = snprintf(buf, len, "%s+%#lx", m->name, (unsigned long)v);
+	}
+	qa_write_release(&sym_lock, 0); /* pairs with sym_take() */
 	return n;
 }

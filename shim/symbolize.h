@@ -50,4 +50,16 @@
  */
 int shim_symbolize(const void *ra, char *buf, size_t len);
 
+/* The function around return address ra alone: its (demangled) name into
+ * name ("" when no symbol covers it), its symbol's size (0 if unknown)
+ * and the module's file name.  Returns whether a symbol was found.  Same
+ * rules as shim_symbolize(). */
+int shim_symbolize_func(const void *ra, char *name, size_t len, unsigned long *size,
+			char *module, size_t mlen);
+
+/* A data address (a static lock): "symbol (module)", "symbol+0x8
+ * (module)" inside a larger object, "module+0x1234" without a symbol
+ * (.symtab, then .dynsym), or the bare address outside every module. */
+int shim_symbolize_data(const void *addr, char *buf, size_t len);
+
 #endif /* QLOCK_SHIM_SYMBOLIZE_H */

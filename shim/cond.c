@@ -101,6 +101,7 @@
 #include <unistd.h>
 
 #include "core/stats.h"
+#include "lockdep.h"
 #include "lockstat.h"
 #include "shim.h"
 #include "symbolize.h"
@@ -267,7 +268,24 @@ struct cond_wait_ctx {
 	pthread_mutex_t *m;
 	uint32_t seq;
 	bool shared;
+	uintptr_t pc;
 };
+
+/* Re-take the mutex after the wait: with lockdep on, an acquisition at
+ * the wait's call site like any other (lockdep.h). */
+static int cond_relock(pthread_mutex_t *m, uintptr_t pc)
+{
+	if (qa_unlikely(qa_read(&shim_lockdep_on))) {
+		struct ld_acq a;
+		int err;
+
+		lockdep_cond_reacquire_pre(&a, m, pc);
+		err = mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
+		lockdep_acquire_post(&a, err);
+		return err;
+	}
+	return mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
+}
 
 /* Cancelled in the wait: pass on a signal we may have consumed (one
  * that came after we registered: it found us pending), leave, and take
@@ -281,11 +299,11 @@ static void cond_cancel_cleanup(void *arg)
 		cond_wake_pending(x->c, 1, x->shared);
 	cond_unpend(x->c, x->seq, false);
 	cond_leave(x->c, x->shared);
-	(void)mutex_acquire(x->m, 0, CLOCK_REALTIME, NULL);
+	(void)cond_relock(x->m, x->pc);
 }
 
 static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m,
-			    clockid_t clk, const struct timespec *abs)
+			    clockid_t clk, const struct timespec *abs, uintptr_t pc)
 {
 	struct qcv *q = QCV(c);
 	bool shared = cond_shared(q);
@@ -298,6 +316,8 @@ static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m,
 	qa_fetch_add(&q->waiters, 1);
 	/* Pending, and the seq to sleep on, in one RMW (see the top). */
 	uint32_t seq = sw_seq(qa_fetch_add(&q->sw, SW_PEND1));
+	if (qa_unlikely(qa_read(&shim_lockdep_on)))
+		lockdep_cond_release(m, pc);
 	err = mutex_release(m);
 	if (err) {
 		cond_unpend(q, seq, true);
@@ -307,7 +327,7 @@ static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m,
 	if (abs && abs->tv_sec < 0) {
 		r = ETIMEDOUT;
 	} else {
-		struct cond_wait_ctx x = { q, m, seq, shared };
+		struct cond_wait_ctx x = { q, m, seq, shared, pc };
 
 		qc_fx_add(QC_CLASS_other, QC_OP_OTHER, QC_FX_WAIT, 1);
 		/* A cancellation point, as glibc's: cancellation is acted on
@@ -319,7 +339,7 @@ static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m,
 	}
 	cond_unpend(q, seq, r == ETIMEDOUT || r == EINTR);
 	cond_leave(q, shared);
-	err = mutex_acquire(m, 0, CLOCK_REALTIME, NULL);
+	err = cond_relock(m, pc);
 	if (err)
 		return err; /* e.g. EOWNERDEAD from a glibc robust mutex */
 	return r == ETIMEDOUT ? ETIMEDOUT : 0;
@@ -387,8 +407,8 @@ EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 	ready();
 	if (qa_unlikely(shim_profile_on))
 		return LOCKSTAT_COND_WAIT(c, m, SHIM_CALLER(),
-					  cond_wait_common(c, m, CLOCK_REALTIME, NULL));
-	return cond_wait_common(c, m, CLOCK_REALTIME, NULL);
+					  cond_wait_common(c, m, CLOCK_REALTIME, NULL, (uintptr_t)SHIM_CALLER()));
+	return cond_wait_common(c, m, CLOCK_REALTIME, NULL, (uintptr_t)SHIM_CALLER());
 }
 
 EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
@@ -397,8 +417,8 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 	ready();
 	clockid_t clk = (QCV(c)->wrefs & QCV_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 	if (qa_unlikely(shim_profile_on))
-		return LOCKSTAT_COND_WAIT(c, m, SHIM_CALLER(), cond_wait_common(c, m, clk, abs));
-	return cond_wait_common(c, m, clk, abs);
+		return LOCKSTAT_COND_WAIT(c, m, SHIM_CALLER(), cond_wait_common(c, m, clk, abs, (uintptr_t)SHIM_CALLER()));
+	return cond_wait_common(c, m, clk, abs, (uintptr_t)SHIM_CALLER());
 }
 
 EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
@@ -406,8 +426,8 @@ EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
 {
 	ready();
 	if (qa_unlikely(shim_profile_on))
-		return LOCKSTAT_COND_WAIT(c, m, SHIM_CALLER(), cond_wait_common(c, m, clk, abs));
-	return cond_wait_common(c, m, clk, abs);
+		return LOCKSTAT_COND_WAIT(c, m, SHIM_CALLER(), cond_wait_common(c, m, clk, abs, (uintptr_t)SHIM_CALLER()));
+	return cond_wait_common(c, m, clk, abs, (uintptr_t)SHIM_CALLER());
 }
 
 EXPORT int pthread_cond_signal(pthread_cond_t *c)

@@ -94,8 +94,17 @@ static bool blocks(uint32_t wait_kind, const struct dl_held *e)
 	return wait_kind != DL_RWLOCK_READ || e->kind != DL_RWLOCK_READ;
 }
 
-/* The blocking holder of what v[cur] waits for: an index, -1 if there is
- * none or one of them is not stuck (then nothing is certain). */
+/* Does v[cur], a read that queues behind waiting writers, wait for v[j],
+ * a writer waiting for the same rwlock? */
+static bool queued_behind(const struct dl_view *v, unsigned cur, unsigned j)
+{
+	return v[cur].wait_behind && j != cur && v[j].wait_lock == v[cur].wait_lock &&
+	       v[j].wait_kind == DL_RWLOCK_WRITE;
+}
+
+/* The blocking holder of what v[cur] waits for (or, for a read of a
+ * writer-preferring rwlock, a writer it queues behind): an index, -1 if
+ * there is none or one of them is not stuck (then nothing is certain). */
 static int holder_of(const struct dl_view *v, const uint64_t *waited, unsigned n,
 		     unsigned cur, uint64_t min_wait, int prefer)
 {
@@ -104,7 +113,7 @@ static int holder_of(const struct dl_view *v, const uint64_t *waited, unsigned n
 	for (unsigned j = 0; j < n; j++) {
 		const struct dl_held *e = holds(&v[j], v[cur].wait_lock);
 
-		if (!e || !blocks(v[cur].wait_kind, e))
+		if ((!e || !blocks(v[cur].wait_kind, e)) && !queued_behind(v, cur, j))
 			continue;
 		if (waited[j] < min_wait)
 			return -1; /* a holder that runs will unlock */
@@ -150,10 +159,14 @@ static void report_cycle(const struct dl_view *v, const uint64_t *waited, const 
 		shim_symbolize((const void *)t->wait_pc, at, sizeof(at));
 		out_add(&o, "libqlock-pthread:   thread %d waits for %s\n", (int)t->tid, lock);
 		out_add(&o, "libqlock-pthread:       at %s\n", at);
-		if (e) {
+		if (e && blocks(t->wait_kind, e)) {
 			shim_symbolize((const void *)e->pc, held_at, sizeof(held_at));
 			out_add(&o, "libqlock-pthread:     held by thread %d (%s), locked at %s\n",
 				(int)h->tid, kind_name(e->kind), held_at);
+		} else if (h->wait_lock == t->wait_lock) {
+			shim_symbolize((const void *)h->wait_pc, held_at, sizeof(held_at));
+			out_add(&o, "libqlock-pthread:     queued behind thread %d, which waits to "
+				"write it at %s (a writer-preferring rwlock)\n", (int)h->tid, held_at);
 		}
 	}
 	(void)!write(STDERR_FILENO, o.buf, o.len);
@@ -163,7 +176,11 @@ static void tick(uint64_t now)
 {
 	static uint64_t waited[DL_THREADS];
 	static int path[DL_THREADS];
-	unsigned n = dl_snap(dl_views, DL_THREADS), nnext = 0;
+	unsigned n, nnext = 0;
+
+	for (unsigned i = 0; i < DL_THREADS; i++)
+		dl_views[i].wait_behind = 0; /* a source may not set it */
+	n = dl_snap(dl_views, DL_THREADS);
 
 	if (n > DL_THREADS)
 		n = DL_THREADS;

@@ -41,6 +41,8 @@ struct dl_view {
 	uintptr_t wait_lock;  /* 0: not waiting for a lock */
 	uintptr_t wait_pc;    /* the call that waits */
 	uint32_t wait_kind;   /* DL_* */
+	uint32_t wait_behind; /* a read that queues behind waiting writers
+			       * (a writer-preferring rwlock) */
 	uint64_t wait_seq;    /* differs between two waits of the thread */
 	unsigned nheld;
 	struct dl_held held[DL_HELD];

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Lock-order checking for unmodified programs (QLOCK_LOCKDEP, qlock-run
- * --lockdep), in the spirit of the kernel's lockdep.  See lockdep.c for
- * the design and docs/lockdep.md for the reports.
+ * --lockdep), in the spirit of the kernel's lockdep but per lock object.
+ * See lockdep.c for the design and docs/lock-doctor.md for the reports.
  *
  * Off, it costs the entry points one predictable branch on
  * shim_lockdep_on (the drop-in's inline fast paths are then off too, so
@@ -12,15 +12,18 @@
  * the shim): every thread that takes a lock while lockdep is on has a
  * struct ld_thread, all of them on the list lockdep_threads() returns.
  * A record's owner thread alone writes it; a reader on another thread
- * reads `depth` with acquire and then held[0 .. depth-1]: an entry is
- * filled before the depth that covers it is published (release), so a
- * reader sees whole entries, possibly of a stack that has moved on by
- * then (read twice and compare to get a stable picture).
+ * reads `cap` with acquire, then `held` with acquire, then `depth` with
+ * acquire and then held[0 .. min(depth, cap)-1]: an entry is filled
+ * before the depth that covers it is published (release), a grown array
+ * before the capacity that covers it, and an array, once replaced, is
+ * never unmapped; so a reader sees whole entries, possibly of a stack that
+ * has moved on by then (read twice and compare to get a stable picture).
  */
 #ifndef QLOCK_SHIM_LOCKDEP_H
 #define QLOCK_SHIM_LOCKDEP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -40,7 +43,7 @@ enum ld_obj {
 #define LD_TRY 1
 #define LD_TIMED 2
 
-#define LD_MAX_DEPTH 48 /* held locks tracked per thread, as the kernel's */
+#define LD_HELD_INLINE 16 /* held entries in the thread record; more grow an array */
 
 /* Mode a lock is held in, and the mode an acquisition waits in. */
 #define LD_HOLD_W 0  /* exclusive: mutex, spinlock, write lock */
@@ -53,20 +56,30 @@ struct ld_held {
 	const void *lock;  /* the pthread object */
 	uintptr_t pc;      /* return address of the call that took it */
 	uint64_t chain;    /* chain key of the entries below this one */
-	uint32_t cls;      /* lock class (index; 0 = none) */
+	uint32_t node;     /* the lock object's node (index; 0 = none) */
+	uint32_t gen;      /* the node's generation when taken */
 	uint16_t count;    /* recursive acquisitions (mutex, read lock) */
 	uint8_t obj;       /* enum ld_obj */
 	uint8_t trylock;   /* taken with a trylock */
+	uint8_t cond;      /* re-taken by a condition-variable wait */
 };
 
 struct ld_thread {
-	struct ld_held held[LD_MAX_DEPTH];
+	struct ld_held *held;       /* inline[] or a grown array (see above) */
+	uint32_t cap;               /* entries held[] has room for */
 	uint32_t depth;             /* published with release (see above) */
 	int32_t tid;                /* gettid(), 0 = record free */
 	uint64_t chain;             /* chain key of the whole stack */
-	bool lost;                  /* overflowed: unlocks may be untracked */
+	/* The blocking acquisition under way, for the deadlock watchdog:
+	 * wait_seq odd while it waits (wait_* valid), even otherwise. */
+	uint64_t wait_seq;
+	const void *wait_lock;
+	uintptr_t wait_pc;
+	uint8_t wait_obj;           /* enum ld_obj */
+	uint8_t wait_behind;        /* a read that queues behind writers */
 	bool linked;                /* on the list */
 	struct ld_thread *next;     /* lockdep_threads() list, never unlinked */
+	struct ld_held inline_held[LD_HELD_INLINE];
 };
 
 extern bool shim_lockdep_on;
@@ -78,25 +91,36 @@ void shim_lockdep_setup(void);
 
 /* Every thread record (in use: tid != 0); NULL while lockdep is off. */
 struct ld_thread *lockdep_threads(void);
-/* The class of a held entry, described ("mutex created at f (x.c:3)"). */
-void lockdep_class_name(uint32_t cls, char *buf, unsigned long len);
+/* A held entry's lock object, described ("mutex 0x... (class #3: created
+ * at f (x.c:3) <- g (x.c:9))"); at report time only (it symbolizes). */
+void lockdep_node_name(uint32_t node, uint32_t gen, char *buf, unsigned long len);
 
 /* The hooks, called from the entry points when shim_lockdep_on. */
 struct ld_acq {
 	struct ld_thread *t;  /* NULL: not tracked */
 	const void *lock;
 	uintptr_t pc;
-	uint32_t cls;
+	uint32_t node, gen;
 	int recurse;          /* index of the held entry re-taken, or -1 */
-	uint8_t obj, mode;
+	uint8_t obj, mode, cond;
 };
 void lockdep_acquire_pre(struct ld_acq *a, const volatile void *vlock, enum ld_obj obj,
 			 int mode, uintptr_t pc);
 void lockdep_acquire_post(struct ld_acq *a, int err);
+/* A condition-variable wait releases its mutex (before the wait) and
+ * re-takes it (after): the re-lock is an acquisition like any other, at
+ * the wait's call site pc. */
+void lockdep_cond_release(const void *mutex, uintptr_t pc);
+void lockdep_cond_reacquire_pre(struct ld_acq *a, const void *mutex, uintptr_t pc);
 void lockdep_release(const volatile void *vlock, enum ld_obj obj, uintptr_t pc);
 void lockdep_init(const volatile void *vlock, enum ld_obj obj, uintptr_t pc);
 /* After the destroy call, which answered err (the class is kept on EBUSY). */
 void lockdep_destroy(const volatile void *vlock, enum ld_obj obj, uintptr_t pc, int err);
+
+/* Memory [p, p + len) is released (free, munmap, dlclose): the locks in
+ * it die, as if destroyed.  Exported for libqlock-lockdep-mem.so, which
+ * qlock-run --lockdep preloads. */
+void qlock_lockdep_forget(const void *p, size_t len);
 
 #define LOCKDEP_PC() ((uintptr_t)__builtin_return_address(0))
 

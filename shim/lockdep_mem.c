@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libqlock-lockdep-mem.so: what qlock-run --lockdep preloads beside the
+ * drop-in so that a lock's history dies with its memory.  free(),
+ * realloc() (when the block moves), munmap() and dlclose() (when the
+ * module is unloaded) tell the drop-in which memory went
+ * (qlock_lockdep_forget(), lockdep.h); a lock that lived there is then
+ * forgotten as if destroyed, so whatever is built there next (another
+ * heap object, a std::mutex member that is never destroyed, another
+ * library at the same address) starts with no dependencies.
+ *
+ * Each call costs the look-up of the block's size and a filter read per
+ * page (lockdep.c); the lock calls are unchanged.  Memory released inside
+ * libc (glibc's own munmap of a thread stack, its realloc's internal
+ * moves) is not seen.  A program that defines free() itself (a static
+ * allocator) keeps its own, unseen.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <malloc.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "lockdep.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+extern void __libc_free(void *p);
+extern void *__libc_realloc(void *p, size_t n);
+
+static void (*real_free)(void *);
+static void *(*real_realloc)(void *, size_t);
+static size_t (*real_usable)(void *);
+static int (*real_munmap)(void *, size_t);
+static int (*real_dlclose)(void *);
+static __thread int resolving __attribute__((tls_model("initial-exec")));
+
+static void resolve(void)
+{
+	if (resolving)
+		return;
+	resolving = 1;
+	real_usable = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+	real_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+	real_munmap = (int (*)(void *, size_t))dlsym(RTLD_NEXT, "munmap");
+	real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+	__atomic_store_n(&real_free, (void (*)(void *))dlsym(RTLD_NEXT, "free"), __ATOMIC_RELEASE);
+	resolving = 0;
+}
+
+__attribute__((constructor)) static void mem_ctor(void)
+{
+	resolve();
+}
+
+EXPORT void free(void *p)
+{
+	void (*f)(void *) = __atomic_load_n(&real_free, __ATOMIC_ACQUIRE);
+
+	if (!f) {
+		resolve();
+		f = __atomic_load_n(&real_free, __ATOMIC_ACQUIRE);
+		if (!f) { /* inside dlsym: its memory is glibc's */
+			__libc_free(p);
+			return;
+		}
+	}
+	if (p && real_usable)
+		qlock_lockdep_forget(p, real_usable(p));
+	f(p);
+}
+
+EXPORT void *realloc(void *p, size_t n)
+{
+	if (!real_realloc) {
+		resolve();
+		if (!real_realloc)
+			return __libc_realloc(p, n);
+	}
+	size_t old = p && real_usable ? real_usable(p) : 0;
+	void *q = real_realloc(p, n);
+
+	if (p && q && q != p)
+		qlock_lockdep_forget(p, old); /* moved: the old block is gone */
+	return q;
+}
+
+EXPORT int munmap(void *p, size_t n)
+{
+	if (!real_munmap)
+		resolve();
+	int r = real_munmap(p, n);
+
+	if (r == 0)
+		qlock_lockdep_forget(p, n);
+	return r;
+}
+
+/* The address ranges of a loaded module, found by its load bias and name. */
+struct mod {
+	uintptr_t bias;
+	const char *name;
+	bool found;
+	unsigned n;
+	uintptr_t lo[16], hi[16];
+};
+
+static int find_mod(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct mod *m = arg;
+
+	(void)size;
+	if (info->dlpi_addr != m->bias || !info->dlpi_name || strcmp(info->dlpi_name, m->name))
+		return 0;
+	m->found = true;
+	for (int i = 0; i < info->dlpi_phnum && m->n < 16; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		m->lo[m->n] = info->dlpi_addr + ph->p_vaddr;
+		m->hi[m->n] = m->lo[m->n] + ph->p_memsz;
+		m->n++;
+	}
+	return 1;
+}
+
+EXPORT int dlclose(void *h)
+{
+	struct link_map *lm = NULL;
+	struct mod m = { 0 };
+	char name[4096];
+
+	if (!real_dlclose)
+		resolve();
+	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && lm->l_name[0]) {
+		strncpy(name, lm->l_name, sizeof name - 1);
+		name[sizeof name - 1] = '\0';
+		m.bias = lm->l_addr;
+		m.name = name;
+		(void)dl_iterate_phdr(find_mod, &m);
+	}
+	int r = real_dlclose(h);
+
+	if (r == 0 && m.found) {
+		struct mod again = { .bias = m.bias, .name = name };
+
+		(void)dl_iterate_phdr(find_mod, &again);
+		if (!again.found) /* unloaded: its static locks are gone */
+			for (unsigned i = 0; i < m.n; i++)
+				qlock_lockdep_forget((const void *)m.lo[i], m.hi[i] - m.lo[i]);
+	}
+	return r;
+}

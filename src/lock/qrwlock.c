@@ -67,10 +67,14 @@
  *     WAITING set) and for R == 0, then
  *       WAITING(|W_SLEEP), R == 0 -> LOCKED             cmpxchg
  *     write_lock_bounded (current only): once readers have held the lock
- *     for defer_ns since WAITING was set, the writer lets them pass:
- *       WAITING(|W_SLEEP), R > 0 -> R                   atomic AND
- *     releases wait_lock (the threads queued behind it go first: readers
- *     join the holders) and queues again from the start
+ *     for defer_ns against the waiting writer, it lets the threads queued
+ *     behind it pass:
+ *       WAITING|W_SLEEP, R > 0 -> WAITING, R            atomic AND (if it
+ *                                                       slept)
+ *     releases wait_lock (each queued reader becomes queue head in turn
+ *     and joins the holders: a head reader does not look at WAITING) and
+ *     queues again from the start; WAITING stays, so fast-path readers
+ *     keep queueing
  *   write_unlock        W LOCKED -> 0                   release cmpxchg of W
  *                       W SLOW -> 0, futex wake          (failed cmpxchg)
  *                       W anything else: misuse, reported, unchanged
@@ -133,12 +137,12 @@
  *    fast-path readers that see it back out and queue behind it: a stream
  *    of readers cannot hold it off (the current layout sets WAITING even
  *    while another writer holds the lock; the 2015 one once W is 0).
- *  - write_lock_bounded gives up WAITING and its place in the queue after
- *    defer_ns of readers that do not drain, so a reader that another
- *    reader waits for is never held off longer than defer_ns for each
- *    writer queued ahead of it (the pthread drop-in's glibc-like kinds);
- *    a writer still gets the lock as soon as the readers drain within
- *    defer_ns once, which they do unless they hold it that long.
+ *  - write_lock_bounded gives up its place in the queue (not WAITING)
+ *    after defer_ns of readers that do not drain, so a queued reader that
+ *    another reader waits for is never held off longer than defer_ns for
+ *    each writer queued ahead of it (the pthread drop-in's glibc-like
+ *    kinds); only the readers queued then pass, new ones still queue, so
+ *    the writer gets the lock as soon as the holders leave.
  *  - A reader at the queue head adds its count before it waits for the
  *    writer, so once the writer unlocks, cnts != 0 and no fast-path writer
  *    can slip in: a stream of writers cannot hold it off.  Readers queued
@@ -409,10 +413,13 @@ again:
 			if (!since)
 				since = qc_now_ns();
 			if (qrw_defer_over(since, defer_ns, &until)) {
-				/* Let them pass: the readers queued behind us
-				 * take wait_lock first; nothing to publish. */
-				qa_fetch_andnot_relaxed(&lock->cnts,
-					QRW_CUR_WAITING | QRW_W_SLEEP);
+				/* Let the queue pass: readers queued behind us
+				 * take wait_lock first and join the holders.
+				 * WAITING stays (new readers still queue);
+				 * nothing to publish. */
+				if (cnts & QRW_W_SLEEP)
+					qa_fetch_andnot_relaxed(&lock->cnts,
+								QRW_W_SLEEP);
 				qlock_spin_unlock(&lock->wait_lock);
 				qc_spin_account(&s, QRW_CLASS);
 				goto again;

@@ -17,7 +17,7 @@
 #     --quick  four combinations that together take every --mutex and every
 #              --rwlock choice, and the shorter half of the glib and python
 #              sets (a few minutes)
-#     -j JOBS  runs at once (default 3: much of the suites' time is sleeps)
+#     -j JOBS  runs at once (default 4: much of the suites' time is sleeps)
 #     -c MUTEX/RWLOCK  only this combination (repeatable; plain glibc always)
 #     --keep   keep the outputs and logs (they are kept anyway on a failure)
 # BUILD_DIR (default build) holds shim/qlock-run.  A suite whose package is
@@ -33,7 +33,7 @@ build=${BUILD_DIR:-build}
 case $build in /*) ;; *) build=$top/$build ;; esac
 qrun=$build/shim/qlock-run
 
-quick=0 jobs=3 keep=0 only=() pick=()
+quick=0 jobs=4 keep=0 only=() pick=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
@@ -293,13 +293,18 @@ task() { # suite combo [tag]: run it, keep out, log and rc under res/
 	t0=$(date +%s)
 	TMPDIR=$d/tmp "suite_$s" "$c" "$d"
 	echo "$(( $(date +%s) - t0 ))" > "$d/secs"
+	# The CPU time of its processes (user + system), for the summary.
+	times > "$d/times" # a builtin in this shell: a pipe's fork would see no children
+	awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); c += t[1] * 60 + t[2] } }
+		END { printf "%.0f\n", c }' "$d/times" > "$d/cpu"
 	mv "$d/out" "$out/res/$name.out"
 	mv "$d/log" "$out/res/$name.log"
 	mv "$d/rc" "$out/res/$name.rc"
 	mv "$d/secs" "$out/res/$name.secs"
+	mv "$d/cpu" "$out/res/$name.cpu"
 	[ -f "$d/junit.xml" ] && mv "$d/junit.xml" "$out/res/$name.junit.xml"
 	rm -rf "$d"
-	echo "ran $s under $c: $(cat "$out/res/$name.secs") s"
+	echo "ran $s under $c: $(cat "$out/res/$name.secs") s, $(cat "$out/res/$name.cpu") CPU-s"
 }
 
 # --- the runs: glibc's first, then every combination, JOBS at once ---
@@ -358,6 +363,6 @@ echo
 echo "(mutex/rwlock; ok: the same result as plain glibc; plain glibc \"fails\": its own"
 echo " run failed a check, which every combination must then repeat exactly)"
 for r in "${retried[@]}"; do echo "ok*: $r differed from glibc once and agreed on the run again"; done
-echo "test-peers: $(( $(date +%s) - start )) s"
+echo "test-peers: $(( $(date +%s) - start )) s, the runs' processes $(cat "$out"/res/*.cpu | awk '{ c += $1 } END { print c }') CPU-s; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -e "$out/failed" ] && exit 1
 exit 0

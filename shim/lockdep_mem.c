@@ -29,7 +29,6 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-extern void __libc_free(void *p);
 extern void *__libc_realloc(void *p, size_t n);
 
 static void (*real_free)(void *);
@@ -64,10 +63,9 @@ EXPORT void free(void *p)
 	if (!f) {
 		resolve();
 		f = __atomic_load_n(&real_free, __ATOMIC_ACQUIRE);
-		if (!f) { /* inside dlsym: its memory is glibc's */
-			__libc_free(p);
+		if (!f) /* freed while dlsym runs: kept (whose allocator owns it
+			 * is not known yet) */
 			return;
-		}
 	}
 	if (p && real_usable)
 		qlock_lockdep_forget(p, real_usable(p));

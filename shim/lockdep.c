@@ -10,7 +10,7 @@
  * address is initialised (pthread_*_init) or, for a lock set with an
  * initialiser, first used, and it dies when the object is destroyed,
  * initialised again, or its memory is released in a way the drop-in sees
- * (qlock_lockdep_forget(): free, munmap, dlclose through libqlock-lockdep-mem).
+ * (qlock_lockdep_forget(): free, munmap, dlclose through libqlock-lockdep-hooks).
  * A node's id is recycled with a new generation, so nothing of a dead
  * lock's history (its edges, its cached chains) applies to the next lock
  * at that address.  An address maps to its live node through an
@@ -289,6 +289,7 @@ struct ld_edge {
 	uint8_t cond;         /* `to` was re-taken by a condvar wait */
 	int32_t tid;
 	char comm[16];
+	uint32_t uid;         /* the thread that made it (ld_thread.uid) */
 	uintptr_t pc_from[2]; /* where `from` was taken, per hold mode */
 };
 
@@ -338,7 +339,11 @@ static uint64_t ld_ord_next = 1ull << 62, ld_ord_low = 1ull << 62;
 static bool ld_unordered;
 static uint32_t *ld_pk;       /* the nodes the reordering moves */
 static uint32_t ld_pk_cap;
-static uint64_t ld_nchains, ld_nreports, ld_nsuppressed;
+static uint64_t ld_nchains, ld_nreports, ld_nsuppressed, ld_njoined;
+/* Threads that ended (pthread_t -> uid, until joined) and who joined whom
+ * (uid -> joiner's uid); graph lock. */
+static struct ld_map ld_exited, ld_joiner;
+static uint32_t ld_uid_next;
 static int ld_graph_lock, ld_rep_lock;
 static struct ld_thread *ld_thread_list;
 static pthread_key_t ld_key;
@@ -1636,6 +1641,61 @@ static void ld_report_cycle(const struct ld_held *h, enum ld_obj obj, uintptr_t 
 	       "suppress it with a class: or site: pattern (--lockdep-suppress)");
 }
 
+static inline struct ld_thread *ld_thread_get(void);
+
+/* Has thread `me` waited (pthread_join, directly or through the threads
+ * it joined) for the end of the thread with uid `uid`?  Graph lock. */
+static bool ld_joined_by(uint32_t uid, uint32_t me)
+{
+	for (unsigned n = 0; uid && n < 64; n++) {
+		uint32_t *j = ld_map_find(&ld_joiner, (uint64_t)uid + 2);
+
+		if (!j)
+			return false;
+		if (*j == me)
+			return true;
+		uid = *j;
+	}
+	return false;
+}
+
+/* A cycle some of whose dependencies were made by threads this one has
+ * joined: those threads ended before this acquisition, so the chains
+ * cannot run at once (a verification pass after the workers' join).
+ * Graph lock. */
+static bool ld_cycle_joined(const struct ld_thread *t, const uint32_t *path, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint32_t u = EDGE(path[i])->uid;
+
+		if (u != t->uid && ld_joined_by(u, t->uid))
+			return true;
+	}
+	return false;
+}
+
+EXPORT void qlock_lockdep_joined(pthread_t th)
+{
+	struct ld_thread *t;
+
+	if (!shim_lockdep_on || ld_busy)
+		return;
+	ld_busy = 1;
+	t = ld_thread_get();
+	if (t) {
+		ld_spin_lock(&ld_graph_lock);
+		uint64_t key = (uint64_t)th | 2ull << 62;
+		uint32_t *u = ld_map_find(&ld_exited, key);
+
+		if (u) {
+			(void)ld_map_put(&ld_joiner, (uint64_t)*u + 2, t->uid);
+			ld_map_del(&ld_exited, key);
+		}
+		ld_spin_unlock(&ld_graph_lock);
+	}
+	ld_busy = 0;
+}
+
 /* Record the edges from every held lock to node `node` taken in mode
  * `wait`; report any that closes a cycle.  Graph lock taken here. */
 static void ld_check_deps(struct ld_thread *t, uint32_t node, uint32_t gen, const void *lock,
@@ -1673,6 +1733,13 @@ static void ld_check_deps(struct ld_thread *t, uint32_t node, uint32_t gen, cons
 			nn->ord = ld_ord_next += LD_ORD_SPACE;
 		bool along = !ld_unordered && hn->ord < nn->ord;
 		int n = along ? 0 : ld_path(node, wait, h->node, hold, path, LD_MAX_CYCLE);
+		if (n && ld_cycle_joined(t, path, n)) {
+			/* Not a deadlock of this run's threads: not reported,
+			 * counted, and the edge stays out of the graph. */
+			ld_njoined++;
+			ld_spin_unlock(&ld_graph_lock);
+			continue;
+		}
 		if (n) {
 			/* Once per pair of classes and call sites. */
 			uint64_t key = ld_mix((uint64_t)hn->cls << 32 | nn->cls) ^ ld_mix(h->pc * 7 + pc);
@@ -1707,6 +1774,7 @@ static void ld_check_deps(struct ld_thread *t, uint32_t node, uint32_t gen, cons
 				d->wait = (uint8_t)wait;
 				d->cond = cond;
 				d->tid = t->tid;
+				d->uid = t->uid;
 				memcpy(d->comm, comm, sizeof d->comm);
 			}
 		}
@@ -1736,6 +1804,9 @@ static void ld_thread_exit(void *p)
 	ld_me = NULL;
 	qa_write(&t->depth, 0u);
 	t->chain = 0;
+	ld_spin_lock(&ld_graph_lock); /* ended: a join may now name it */
+	(void)ld_map_put(&ld_exited, (uint64_t)t->self | 2ull << 62, t->uid);
+	ld_spin_unlock(&ld_graph_lock);
 	qa_write_release(&t->tid, 0); /* free for another thread */
 }
 
@@ -1771,6 +1842,11 @@ static struct ld_thread *ld_thread_new(void)
 got:
 	t->chain = 0;
 	qa_write(&t->depth, 0u);
+	t->uid = qa_fetch_add_relaxed(&ld_uid_next, 1) + 1;
+	t->self = pthread_self();
+	ld_spin_lock(&ld_graph_lock); /* a detached thread's entry: its id is reused */
+	ld_map_del(&ld_exited, (uint64_t)t->self | 2ull << 62);
+	ld_spin_unlock(&ld_graph_lock);
 	ld_me = t;
 	(void)pthread_setspecific(ld_key, t);
 	return t;
@@ -1889,8 +1965,10 @@ static inline void ld_wait_begin(struct ld_thread *t, const void *lock, enum ld_
 	t->wait_behind = obj == LD_RWLOCK_READ && ld_wait_of(lock, obj) == LD_WAIT_R;
 	/* The fields before the odd sequence: pairs with ld_snapshot(). */
 	qa_write_release(&t->wait_seq, t->wait_seq + 1);
-	if (t->depth > 0)
+	if (qa_unlikely(!t->armed) && t->depth > 0) {
+		t->armed = true; /* once per thread: the watchdog runs from then */
 		shim_deadlock_arm();
+	}
 }
 
 static void ld_acquire(struct ld_acq *a, const void *lock, enum ld_obj obj, int mode,
@@ -1905,7 +1983,24 @@ static void ld_acquire(struct ld_acq *a, const void *lock, enum ld_obj obj, int 
 	t = ld_thread_get();
 	if (!t)
 		goto out;
-	a->node = ld_node_of(lock, obj, pc, &a->gen);
+	{
+		/* The thread's own cache first: an entry holds while its node
+		 * lives in the same generation (pairs with ld_node_kill()). */
+		struct ld_tnode *c = &t->tnode[ld_ihash(lock) & (LD_TCACHE - 1)];
+		struct ld_node *nd;
+
+		if (c->lock == lock && c->node &&
+		    (nd = NODE(c->node), qa_read_acquire(&nd->gen) == c->gen) &&
+		    qa_read(&nd->live)) {
+			a->node = c->node;
+			a->gen = c->gen;
+		} else {
+			a->node = ld_node_of(lock, obj, pc, &a->gen);
+			c->lock = lock;
+			c->node = a->node;
+			c->gen = a->gen;
+		}
+	}
 	if (!a->node)
 		goto out;
 	a->t = t;
@@ -1972,10 +2067,15 @@ static void ld_acquire(struct ld_acq *a, const void *lock, enum ld_obj obj, int 
 		unsigned wait = ld_wait_of(lock, obj);
 		uint64_t key = ld_chain_add(t->chain, a->node, a->gen, 8 + wait);
 
-		if (!ld_chain_seen(key)) {
-			ld_check_deps(t, a->node, a->gen, lock, obj, wait, pc, cond);
-			ld_chain_add_key(key);
-			qa_fetch_add_relaxed(&ld_nchains, 1);
+		uint64_t *tc = &t->tchain[(key >> 40) & (LD_TCACHE - 1)];
+
+		if (*tc != key) { /* not in the thread's cache: the shared one */
+			if (!ld_chain_seen(key)) {
+				ld_check_deps(t, a->node, a->gen, lock, obj, wait, pc, cond);
+				ld_chain_add_key(key);
+				qa_fetch_add_relaxed(&ld_nchains, 1);
+			}
+			*tc = key;
 		}
 	}
 out:
@@ -2290,6 +2390,10 @@ static void ld_exit(void)
 	if (ld_nsuppressed)
 		n += snprintf(msg + n, sizeof msg - (size_t)n, ", suppressed: %llu",
 			      (unsigned long long)ld_nsuppressed);
+	if (ld_njoined)
+		n += snprintf(msg + n, sizeof msg - (size_t)n, ", cycles through joined "
+			      "threads' dependencies (not reported): %llu",
+			      (unsigned long long)ld_njoined);
 	n += snprintf(msg + n, sizeof msg - (size_t)n, " (pid %d)\n", (int)getpid());
 	(void)!write(ld_fd, msg, (size_t)n);
 	if (ld_classes || ld_json_path[0]) {
@@ -2311,10 +2415,11 @@ static void ld_exit(void)
 
 			ld_add(&doc, "{\"tool\":\"qlock-lockdep\",\"pid\":%d,\"summary\":{\"objects\":%llu,"
 			       "\"classes\":%u,\"dependencies\":%llu,\"chains\":%llu,\"reports\":%llu,"
-			       "\"suppressed\":%llu},\n\"reports\":[\n%.*s],\n\"classes\":[%.*s]}\n",
+			       "\"suppressed\":%llu,\"joined\":%llu},\n\"reports\":[\n%.*s],\n\"classes\":[%.*s]}\n",
 			       (int)getpid(), (unsigned long long)ld_nobjects, classes, deps, chains,
 			       (unsigned long long)qa_read(&ld_nreports),
-			       (unsigned long long)ld_nsuppressed, (int)ld_json.len,
+			       (unsigned long long)ld_nsuppressed, (unsigned long long)ld_njoined,
+			       (int)ld_json.len,
 			       ld_json.buf ? ld_json.buf : "", (int)js.len, js.buf ? js.buf : "");
 			if (fd >= 0) {
 				ld_write_all(fd, doc.buf, doc.len);

@@ -23,6 +23,7 @@
 #define QLOCK_SHIM_LOCKDEP_H
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,7 @@ enum ld_obj {
 #define LD_TIMED 2
 
 #define LD_HELD_INLINE 16 /* held entries in the thread record; more grow an array */
+#define LD_TCACHE 128     /* per-thread caches of nodes and chains (see lockdep.c) */
 
 /* Mode a lock is held in, and the mode an acquisition waits in. */
 #define LD_HOLD_W 0  /* exclusive: mutex, spinlock, write lock */
@@ -77,9 +79,19 @@ struct ld_thread {
 	uintptr_t wait_pc;
 	uint8_t wait_obj;           /* enum ld_obj */
 	uint8_t wait_behind;        /* a read that queues behind writers */
+	uint32_t uid;               /* this thread's lifetime (not reused) */
+	pthread_t self;
+	bool armed;                 /* has started the deadlock watchdog */
 	bool linked;                /* on the list */
 	struct ld_thread *next;     /* lockdep_threads() list, never unlinked */
 	struct ld_held inline_held[LD_HELD_INLINE];
+	/* The owner's own caches, in front of the shared tables: lock ->
+	 * node (checked against the node's generation) and chain keys seen. */
+	struct ld_tnode {
+		const void *lock;
+		uint32_t node, gen;
+	} tnode[LD_TCACHE];
+	uint64_t tchain[LD_TCACHE];
 };
 
 extern bool shim_lockdep_on;
@@ -118,9 +130,12 @@ void lockdep_init(const volatile void *vlock, enum ld_obj obj, uintptr_t pc);
 void lockdep_destroy(const volatile void *vlock, enum ld_obj obj, uintptr_t pc, int err);
 
 /* Memory [p, p + len) is released (free, munmap, dlclose): the locks in
- * it die, as if destroyed.  Exported for libqlock-lockdep-mem.so, which
+ * it die, as if destroyed.  Exported for libqlock-lockdep-hooks.so, which
  * qlock-run --lockdep preloads. */
 void qlock_lockdep_forget(const void *p, size_t len);
+/* pthread_join(th) returned 0 (libqlock-lockdep-hooks.so): the caller has
+ * waited for th's end, and for the ends of the threads th had joined. */
+void qlock_lockdep_joined(pthread_t th);
 
 #define LOCKDEP_PC() ((uintptr_t)__builtin_return_address(0))
 

@@ -110,6 +110,17 @@ static void case_abba_wrapper(void)
 	in_turn(transfer_ab, &p, transfer_ba, &p);
 }
 
+/* The workers' phase (one thread, A then B), joined, then a verification
+ * pass on the joining thread (B then A): the two orders cannot meet, the
+ * worker having ended before the pass began. */
+static void case_joined_phases(void)
+{
+	struct pair p = { account_new(10), account_new(10) };
+
+	in_turn(transfer_ab, &p, NULL, NULL);
+	transfer(p.b, p.a, 1);
+}
+
 /* Ordered by address: never a cycle. */
 static NOINLINE void transfer_ordered(struct account *x, struct account *y, long n)
 {
@@ -855,6 +866,8 @@ int main(int argc, char **argv)
 	alarm(120); /* a hang fails the test */
 	if (!strcmp(c, "abba_wrapper"))
 		case_abba_wrapper();
+	else if (!strcmp(c, "joined_phases"))
+		case_joined_phases();
 	else if (!strcmp(c, "transfer_ordered"))
 		case_transfer_ordered();
 	else if (!strcmp(c, "wrapper_pattern"))

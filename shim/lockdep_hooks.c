@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libqlock-lockdep-mem.so: what qlock-run --lockdep preloads beside the
- * drop-in so that a lock's history dies with its memory.  free(),
+ * libqlock-lockdep-hooks.so: what qlock-run --lockdep preloads beside the
+ * drop-in, so that a lock's history dies with its memory, and so that a
+ * thread's joins are known (qlock_lockdep_joined(): a cycle through the
+ * dependencies of threads it has joined is not a deadlock of the run).  free(),
  * realloc() (when the block moves), munmap() and dlclose() (when the
  * module is unloaded) tell the drop-in which memory went
  * (qlock_lockdep_forget(), lockdep.h); a lock that lived there is then
@@ -19,6 +21,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +39,10 @@ static void *(*real_realloc)(void *, size_t);
 static size_t (*real_usable)(void *);
 static int (*real_munmap)(void *, size_t);
 static int (*real_dlclose)(void *);
+static int (*real_join)(pthread_t, void **);
+static int (*real_tryjoin)(pthread_t, void **);
+static int (*real_timedjoin)(pthread_t, void **, const struct timespec *);
+static int (*real_clockjoin)(pthread_t, void **, clockid_t, const struct timespec *);
 static __thread int resolving __attribute__((tls_model("initial-exec")));
 
 static void resolve(void)
@@ -47,6 +54,12 @@ static void resolve(void)
 	real_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
 	real_munmap = (int (*)(void *, size_t))dlsym(RTLD_NEXT, "munmap");
 	real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+	real_join = (int (*)(pthread_t, void **))dlsym(RTLD_NEXT, "pthread_join");
+	real_tryjoin = (int (*)(pthread_t, void **))dlsym(RTLD_NEXT, "pthread_tryjoin_np");
+	real_timedjoin = (int (*)(pthread_t, void **, const struct timespec *))
+		dlsym(RTLD_NEXT, "pthread_timedjoin_np");
+	real_clockjoin = (int (*)(pthread_t, void **, clockid_t, const struct timespec *))
+		dlsym(RTLD_NEXT, "pthread_clockjoin_np");
 	__atomic_store_n(&real_free, (void (*)(void *))dlsym(RTLD_NEXT, "free"), __ATOMIC_RELEASE);
 	resolving = 0;
 }
@@ -152,5 +165,51 @@ EXPORT int dlclose(void *h)
 			for (unsigned i = 0; i < m.n; i++)
 				qlock_lockdep_forget((const void *)m.lo[i], m.hi[i] - m.lo[i]);
 	}
+	return r;
+}
+
+/* The joins: once one returns 0, the thread has ended and been waited for. */
+EXPORT int pthread_join(pthread_t th, void **ret)
+{
+	if (!real_join)
+		resolve();
+	int r = real_join(th, ret);
+
+	if (r == 0)
+		qlock_lockdep_joined(th);
+	return r;
+}
+
+EXPORT int pthread_tryjoin_np(pthread_t th, void **ret)
+{
+	if (!real_tryjoin)
+		resolve();
+	int r = real_tryjoin(th, ret);
+
+	if (r == 0)
+		qlock_lockdep_joined(th);
+	return r;
+}
+
+EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abs)
+{
+	if (!real_timedjoin)
+		resolve();
+	int r = real_timedjoin(th, ret, abs);
+
+	if (r == 0)
+		qlock_lockdep_joined(th);
+	return r;
+}
+
+EXPORT int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clk,
+				const struct timespec *abs)
+{
+	if (!real_clockjoin)
+		resolve();
+	int r = real_clockjoin(th, ret, clk, abs);
+
+	if (r == 0)
+		qlock_lockdep_joined(th);
 	return r;
 }

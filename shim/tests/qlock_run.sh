@@ -28,6 +28,12 @@ grep -q "program not found" "$work/err" && ok "missing program: message" || bad 
 expect "unknown algorithm" 2 "$run" --mutex=spinning true
 grep -q "choose one of: tp qspinlock glibc" "$work/err" && ok "unknown algorithm: choices" || bad "unknown algorithm: choices"
 expect "unknown option" 2 "$run" --frobnicate true
+expect "--deadlock-after alone" 2 env -u QLOCK_PROFILE "$run" --deadlock-after=5 true
+grep -q "needs --profile or --lockdep" "$work/err" && ok "--deadlock-after alone: message" || bad "--deadlock-after alone: message"
+expect "--deadlock-after with --lockdep" 0 "$run" --lockdep-file="$work/ld" --deadlock-after=5 true
+expect "--lockdep=FILE.json" 0 "$run" --lockdep="$work/ld.json" true
+grep -q '"tool":"qlock-lockdep"' "$work/ld.json" && ok "--lockdep=FILE.json: written" || bad "--lockdep=FILE.json: written"
+expect "--lockdep-suppress of a missing file" 2 "$run" --lockdep-suppress="$work/none" true
 expect "no program" 2 "$run"
 expect "version" 0 "$run" --version
 grep -q "^qlock-run (qlock) [0-9]" "$work/out" && ok "version: $(cat "$work/out")" || bad "version"

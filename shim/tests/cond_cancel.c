@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 		pthread_t a, b;
 		void *res;
 
-		alarm(30); /* a bound on a hang, not an expectation */
+		alarm(300); /* a bound on a hang, not an expectation */
 		waiting = tokens = 0;
 		got[0] = got[1] = 0;
 		timed = r & 1;

@@ -49,7 +49,7 @@ struct Watchdog {
 	Watchdog()
 	{
 		signal(SIGALRM, on_alarm);
-		alarm(60);
+		alarm(600);
 	}
 } watchdog __attribute__((init_priority(101)));
 

@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < children; i++) {
 		pid_t p = fork();
 		if (p == 0) {
-			alarm(10); /* a bound on a hang, not an expectation */
+			alarm(600); /* a bound on a hang, not an expectation */
 			pthread_create(&c, NULL, child_user, NULL);
 			forklib_work();
 			pthread_join(c, NULL);

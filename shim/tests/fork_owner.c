@@ -132,7 +132,7 @@ int main(void)
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	signal(SIGALRM, on_alarm);
-	alarm(30);
+	alarm(300);
 	*(void **)&set = dlsym(RTLD_DEFAULT, "qlock_set_misuse_handler");
 	if (set)
 		set(on_misuse);
@@ -153,7 +153,7 @@ int main(void)
 	lock_all();
 	pid = fork();
 	if (pid == 0) {
-		alarm(30);
+		alarm(300);
 		_exit(child_side("child"));
 	}
 	bad |= wait_child(pid);
@@ -165,10 +165,10 @@ int main(void)
 	if (pid == 0) {
 		pid_t g;
 
-		alarm(30);
+		alarm(300);
 		g = fork();
 		if (g == 0) {
-			alarm(30);
+			alarm(300);
 			_exit(child_side("grandchild"));
 		}
 		_exit(wait_child(g));

@@ -277,7 +277,7 @@ int main(int argc, char **argv)
 	const char *c = argc > 1 ? argv[1] : "";
 
 	signal(SIGALRM, on_alarm);
-	alarm(30);
+	alarm(300);
 	init_locks();
 	if (strcmp(c, "abba") == 0)
 		run_in_turn(abba_forward, abba_backward);

@@ -863,7 +863,7 @@ int main(int argc, char **argv)
 	const char *c = argc > 1 ? argv[1] : "";
 	const char *lib = argc > 2 ? argv[2] : "";
 
-	alarm(120); /* a hang fails the test */
+	alarm(600); /* a hang fails the test */
 	if (!strcmp(c, "abba_wrapper"))
 		case_abba_wrapper();
 	else if (!strcmp(c, "joined_phases"))

@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 	const char *c = argc > 1 ? argv[1] : "";
 	Account a, b;
 
-	alarm(120);
+	alarm(600);
 	if (!strcmp(c, "cxx_member_abba"))
 		in_turn(transfer, a, b);
 	else if (!strcmp(c, "cxx_std_lock"))

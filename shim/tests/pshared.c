@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define WATCHDOG 30
+#define WATCHDOG 300
 
 static long rounds = 20000;
 

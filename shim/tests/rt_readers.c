@@ -135,7 +135,7 @@ static int one(const char *name, int wpol, int wprio, int rpol, int rprio,
 		return 0;
 	}
 	wait_writer_blocked();
-	alarm(30); /* a bound on a hang, not an expectation */
+	alarm(300); /* a bound on a hang, not an expectation */
 	start(&r, rpol, rprio, reader, &p);
 	pthread_join(r, NULL);
 	alarm(0);

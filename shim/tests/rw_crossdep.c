@@ -269,7 +269,7 @@ int main(void)
 		{ PTHREAD_RWLOCK_PREFER_WRITER_NP, "prefer-writer" },
 	};
 
-	alarm(30); /* a hang is a failure */
+	alarm(300); /* a hang is a failure */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (unsigned k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		for (enum mode m = RD; m <= TRY; m++)

@@ -160,7 +160,7 @@ static int overflow(void)
 
 int main(int argc, char **argv)
 {
-	alarm(60); /* a hang is a failure */
+	alarm(600); /* a hang is a failure */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1 && strcmp(argv[1], "overflow") == 0)
 		return overflow();

@@ -126,7 +126,7 @@ static void tp_cases(void)
 
 int main(void)
 {
-	alarm(60); /* a hang is a failure */
+	alarm(600); /* a hang is a failure */
 	qrw_cases();
 	sem_cases();
 	tp_cases();

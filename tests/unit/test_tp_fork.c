@@ -77,7 +77,7 @@ static int child_side(void)
 	struct timespec t;
 	int bad = 0;
 
-	alarm(30);
+	alarm(300);
 	CHECK(qlock_tp_mutex_trylock(&atf)); /* the child handler freed it */
 	qlock_tp_mutex_unlock(&atf);
 	/* a timed wait on the condvar releases and re-takes m */
@@ -124,7 +124,7 @@ int main(void)
 	int bad = 0;
 
 	signal(SIGALRM, on_alarm);
-	alarm(60);
+	alarm(600);
 	qlock_set_misuse_handler(on_misuse);
 	/* The library registers its handler at its first lock. */
 	qlock_tp_mutex_lock(&atf);

@@ -614,42 +614,12 @@ static void module_load(struct module *m)
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
-static int describe(const void *ra, char *buf, size_t len)
+/* The demangled name of a symbol into buf (or "" for none). */
+static void sym_name(const char *name, char *buf, size_t len)
 {
-	uintptr_t pc = (uintptr_t)ra;
-	struct module *m = module_of(pc ? pc - 1 : 0);
-
-	if (!m)
-		return snprintf(buf, len, "%#lx", (unsigned long)pc);
-	module_load(m);
-
-	uintptr_t addr = pc - m->bias;     /* the module's virtual address */
-	struct sym_hit hit = { NULL, 0, 0, false, 0 };
-	const char *file = NULL;
-	unsigned line = 0;
-	struct dwarf d;
-
-	sym_lookup(&m->elf, ".symtab", addr - 1, &hit);
-	if (!hit.name)
-		sym_lookup(&m->dbg, ".symtab", addr - 1, &hit);
-	if (!hit.name)
-		sym_lookup(&m->elf, ".dynsym", addr - 1, &hit);
-	dwarf_of(&m->elf, &d);
-	if (!d.line.p)
-		dwarf_of(&m->dbg, &d);
-	if (d.line.p && !line_lookup(&d, addr - 1, &file, &line))
-		file = NULL;
-
-	if (!hit.name) {
-		if (file)
-			return snprintf(buf, len, "%s+%#lx (%s:%u)", m->name, (unsigned long)addr,
-					file, line);
-		return snprintf(buf, len, "%s+%#lx", m->name, (unsigned long)addr);
-	}
-
-	const char *name = hit.name;
 	char *dem = NULL;
-	if (name[0] == '_' && name[1] == 'Z') {
+
+	if (name && name[0] == '_' && name[1] == 'Z') {
 		demangle_fn fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
 		int status = -1;
 
@@ -659,14 +629,64 @@ static int describe(const void *ra, char *buf, size_t len)
 				name = dem;
 		}
 	}
-	int n;
-	if (file)
-		n = snprintf(buf, len, "%s (%s:%u)", name, file, line);
-	else
-		n = snprintf(buf, len, "%s+%#lx (%s)", name, (unsigned long)(addr - hit.value),
-			     m->name);
+	snprintf(buf, len, "%s", name ? name : "");
 	free(dem);
-	return n;
+}
+
+
+/* The parts of ra's description (symbolize.h); false: in no module. */
+static bool lookup(const void *ra, struct shim_sym *s)
+{
+	uintptr_t pc = (uintptr_t)ra;
+	struct module *m = module_of(pc ? pc - 1 : 0);
+
+	memset(s, 0, sizeof(*s));
+	if (!m)
+		return false;
+	module_load(m);
+
+	uintptr_t addr = pc - m->bias;     /* the module's virtual address */
+	struct sym_hit hit = { NULL, 0, 0, false, 0 };
+	const char *file = NULL;
+	unsigned line = 0;
+	struct dwarf d;
+
+	snprintf(s->module, sizeof(s->module), "%s", m->name);
+	s->offset = addr;
+	sym_lookup(&m->elf, ".symtab", addr - 1, &hit);
+	if (!hit.name)
+		sym_lookup(&m->dbg, ".symtab", addr - 1, &hit);
+	if (!hit.name)
+		sym_lookup(&m->elf, ".dynsym", addr - 1, &hit);
+	dwarf_of(&m->elf, &d);
+	if (!d.line.p)
+		dwarf_of(&m->dbg, &d);
+	if (d.line.p && line_lookup(&d, addr - 1, &file, &line)) {
+		snprintf(s->file, sizeof(s->file), "%s", file);
+		s->line = line;
+	}
+	if (!hit.name)
+		return true;
+
+	sym_name(hit.name, s->func, sizeof(s->func));
+	s->func_offset = addr - hit.value;
+	return true;
+}
+
+static int describe(const void *ra, char *buf, size_t len)
+{
+	static struct shim_sym s; /* under sym_lock */
+
+	if (!lookup(ra, &s))
+		return snprintf(buf, len, "%#lx", (unsigned long)(uintptr_t)ra);
+	if (!s.func[0]) {
+		if (s.file[0])
+			return snprintf(buf, len, "%s+%#lx (%s:%u)", s.module, s.offset, s.file, s.line);
+		return snprintf(buf, len, "%s+%#lx", s.module, s.offset);
+	}
+	if (s.file[0])
+		return snprintf(buf, len, "%s (%s:%u)", s.func, s.file, s.line);
+	return snprintf(buf, len, "%s+%#lx (%s)", s.func, s.func_offset, s.module);
 }
 
 /* Descriptions made, by address: a report names a site several times,
@@ -697,20 +717,6 @@ static int describe_cached(const void *ra, char *buf, size_t len)
 	return n;
 }
 
-int shim_symbolize(const void *ra, char *buf, size_t len)
-{
-	int expect = 0, n;
-
-	while (!qa_try_cmpxchg_acquire(&sym_lock, &expect, 1)) {
-		expect = 0;
-		sched_yield();
-	}
-	n = describe_cached(ra, buf, len);
-	/* Pairs with the acquire above: the module cache is handed over. */
-	qa_write_release(&sym_lock, 0);
-	return n;
-}
-
 static void sym_take(void)
 {
 	int expect = 0;
@@ -721,23 +727,13 @@ static void sym_take(void)
 	}
 }
 
-/* The demangled name of a symbol into buf (or "" for none). */
-static void sym_name(const char *name, char *buf, size_t len)
+int shim_symbolize(const void *ra, char *buf, size_t len)
 {
-	char *dem = NULL;
-
-	if (name && name[0] == '_' && name[1] == 'Z') {
-		demangle_fn fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-		int status = -1;
-
-		if (fn) {
-			dem = fn(name, NULL, NULL, &status);
-			if (dem && status == 0)
-				name = dem;
-		}
-	}
-	snprintf(buf, len, "%s", name ? name : "");
-	free(dem);
+	sym_take();
+	int n = describe_cached(ra, buf, len);
+	/* Pairs with the acquire in sym_take(): the module cache is handed over. */
+	qa_write_release(&sym_lock, 0);
+	return n;
 }
 
 int shim_symbolize_func(const void *ra, char *name, size_t len, unsigned long *size,
@@ -801,4 +797,12 @@ int shim_symbolize_data(const void *addr, char *buf, size_t len)
 	}
 	qa_write_release(&sym_lock, 0); /* pairs with sym_take() */
 	return n;
+}
+
+bool shim_symbolize_sym(const void *ra, struct shim_sym *s)
+{
+	sym_take();
+	bool found = lookup(ra, s);
+	qa_write_release(&sym_lock, 0); /* pairs with sym_take() */
+	return found;
 }

@@ -24,6 +24,7 @@
 #ifndef QLOCK_SHIM_SYMBOLIZE_H
 #define QLOCK_SHIM_SYMBOLIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -61,5 +62,17 @@ int shim_symbolize_func(const void *ra, char *name, size_t len, unsigned long *s
  * (module)" inside a larger object, "module+0x1234" without a symbol
  * (.symtab, then .dynsym), or the bare address outside every module. */
 int shim_symbolize_data(const void *addr, char *buf, size_t len);
+
+/* The same description's parts, unformatted (for the stacks' outputs,
+ * stacks.h).  False when ra is in no loaded module (all parts empty). */
+struct shim_sym {
+	char func[512];            /* the function, demangled; "" when no symbol covers ra */
+	char file[256];            /* the line table's file, without its directory; "" none */
+	unsigned line;
+	char module[256];          /* the module's file name */
+	unsigned long offset;      /* ra as the module's own virtual address */
+	unsigned long func_offset; /* ra - the function's start */
+};
+bool shim_symbolize_sym(const void *ra, struct shim_sym *s);
 
 #endif /* QLOCK_SHIM_SYMBOLIZE_H */

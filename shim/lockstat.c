@@ -284,6 +284,7 @@ static void pf_detail_flush(struct pf_detail *e)
 static void pf_pend_flush(struct pf_thread *t);
 
 static void ls_sites_scale(struct ls_row *r);
+static void pf_stk_flush(struct pf_thread *t);
 
 void lockstat_flush_counts(void)
 {
@@ -298,6 +299,7 @@ void lockstat_flush_counts(void)
 			if (qa_read_acquire(&t->sets[k / PF_WAYS].key[k % PF_WAYS]))
 				pf_count_flush(t, k);
 		pf_pend_flush(t);
+		pf_stk_flush(t);
 		for (int k = 0; k < PF_DETAILS; k++)
 			pf_detail_flush(&t->details[k]);
 	}
@@ -381,6 +383,8 @@ static void pf_thread_exit(void *arg)
 	}
 	memset(t->set_misses, 0, sizeof(t->set_misses));
 	pf_pend_flush(t);
+	pf_stk_flush(t);
+	t->draw = PF_DRAW_NONE;
 	for (int k = 0; k < PF_DETAILS; k++) {
 		pf_detail_flush(&t->details[k]);
 		qa_write(&t->details[k].d, NULL);
@@ -434,6 +438,9 @@ static __attribute__((noinline)) struct pf_thread *pf_thread_claim(void)
 	qa_write(&t->lost, 0);
 	t->dmisses = 0;
 	t->rng = 0;
+	t->draw = PF_DRAW_NONE;
+	t->stk_unwinding = 0;
+	qa_write(&t->stk_state, (uint32_t)PF_STK_NONE);
 	for (int k = 0; k < PF_DETAILS; k++) {
 		qa_write(&t->details[k].wlo, (uint8_t)LS_HIST);
 		qa_write(&t->details[k].hlo, (uint8_t)LS_HIST);
@@ -759,6 +766,13 @@ void lockstat_waited_timed(const volatile void *lock, enum lockstat_kind kind, c
 		pf_push(t, lock, kind, pc, NULL, 0);
 		return;
 	}
+	/* The wait's stack, captured before it, gets its time. */
+	if (t->stk_state == PF_STK_CAPTURED && t->stk_key == ls_key(lock, kind)) {
+		t->stk_ns = ns * t->stk_weight;
+		/* Release: the stack's fields before its state (pairs with
+		 * the acquire in pf_stk_flush()). */
+		qa_write_release(&t->stk_state, (uint32_t)PF_STK_TIMED);
+	}
 	/* The wait's histogram bucket and call site are recorded at the
 	 * thread's next wait, outside this lock (pf_pend_add()). */
 	pf_pend_add(t, r, (uintptr_t)pc, ns, false, weight);
@@ -766,6 +780,52 @@ void lockstat_waited_timed(const volatile void *lock, enum lockstat_kind kind, c
 	 * wait, is timed from now: a clock read at the unlock, while the
 	 * lock is still held. */
 	pf_push(t, lock, kind, pc, r, time_hold ? now : 0);
+}
+
+/* Record the thread's last timed stack (any thread: the exchange of its
+ * state gives it to one). */
+static void pf_stk_flush(struct pf_thread *t)
+{
+	uint32_t timed = PF_STK_TIMED;
+
+	if (qa_read(&t->stk_state) != PF_STK_TIMED ||
+	    !qa_try_cmpxchg_acquire(&t->stk_state, &timed, (uint32_t)PF_STK_NONE))
+		return;
+	uintptr_t key = t->stk_key;
+	struct ls_row *r = ls_find((const void *)ls_key_addr(key), ls_key_kind(key));
+
+	pf_stack_add(key, t->stk, t->stk_n, t->stk_weight, t->stk_ns);
+	if (r && !qa_read(&r->stacked))
+		qa_write(&r->stacked, 1);
+}
+
+/* Before a wait: draw the sampling, and capture the stack of a sampled
+ * wait, or of one for a lock with no stack yet (stacks.h). */
+static void pf_stk_capture(struct pf_thread *t, const volatile void *lock, enum lockstat_kind kind)
+{
+	bool sampled = pf_sampled(t);
+
+	t->draw = sampled ? PF_DRAW_IN : PF_DRAW_OUT;
+	pf_stk_flush(t);
+	qa_write(&t->stk_state, (uint32_t)PF_STK_NONE);
+	if (!pf_depth || t->stk_unwinding)
+		return;
+	if (!sampled) {
+		unsigned set;
+		int i = pf_slot_find(t, lock, kind, &set);
+		const struct ls_row *r = i >= 0 ? t->counts[i].row : ls_find(lock, kind);
+
+		if (r && qa_read(&r->stacked))
+			return;
+	}
+	t->stk_unwinding = 1;
+	t->stk_n = pf_stack_capture(t->stk, pf_depth);
+	t->stk_unwinding = 0;
+	if (!t->stk_n)
+		return;
+	t->stk_key = ls_key(lock, kind);
+	t->stk_weight = sampled ? PF_SAMPLE : 1;
+	qa_write(&t->stk_state, (uint32_t)PF_STK_CAPTURED);
 }
 
 void lockstat_wait_begin(const volatile void *lock, enum lockstat_kind kind, const void *pc)
@@ -776,6 +836,7 @@ void lockstat_wait_begin(const volatile void *lock, enum lockstat_kind kind, con
 		return;
 	/* The thread is about to wait: record what it kept for later. */
 	pf_pend_flush(t);
+	pf_stk_capture(t, lock, kind);
 	qa_write(&t->wait_lock, (uintptr_t)lock);
 	qa_write(&t->wait_pc, (uintptr_t)pc);
 	qa_write(&t->wait_kind, (uint32_t)kind);

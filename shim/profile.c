@@ -20,14 +20,21 @@
 #include "lockstat.h"
 #include "profile.h"
 #include "report.h"
+#include "stacks.h"
 #include "state.h"
 #include "symbolize.h"
 
 #define PF_TOP 10
+#define PF_LOCK_STACKS 16 /* stacks per lock in the JSON */
 
 uint64_t shim_profile_t0;
 static char pf_path[4096];
+enum pf_format { PF_TEXT, PF_JSON, PF_PPROF, PF_FOLDED };
+static enum pf_format pf_format;
 static bool pf_json;
+/* This report's stacks (pf_report_stacks()), sorted by lock. */
+static const struct pf_rstack *pf_rs;
+static unsigned pf_nrs;
 
 /* ---- gathering --------------------------------------------------------- */
 
@@ -225,9 +232,100 @@ static void text_waits(struct shim_report *o, const char *label, const struct pf
 		shim_report_add(o, "\n");
 }
 
+/* The report's stacks of the lock whose row key is `key`: *n of them. */
+static const struct pf_rstack *stacks_of(uintptr_t key, unsigned *n)
+{
+	unsigned i = 0, j;
+
+	while (i < pf_nrs && pf_rs[i].s->key != key)
+		i++;
+	for (j = i; j < pf_nrs && pf_rs[j].s->key == key; j++)
+		;
+	*n = j - i;
+	return pf_rs + i;
+}
+
+struct pf_site {
+	uintptr_t pc;
+	uint64_t count, wait_ns;
+	const struct pf_rstack *top;  /* its stack that waited most */
+};
+
+static int site_by_wait(const void *a, const void *b)
+{
+	const struct pf_site *x = a, *y = b;
+
+	if (x->wait_ns != y->wait_ns)
+		return x->wait_ns < y->wait_ns ? 1 : -1;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+/* The lock's sites from its stacks, by the first frame outside lock
+ * wrappers; each with the stack that waited most there.  False when the
+ * lock has no stacks. */
+static bool text_stack_sites(struct shim_report *o, const struct pf_lock *l, bool rw, bool *first)
+{
+	static struct pf_site sites[PF_LOCK_STACKS * 8];
+	bool any = false;
+
+	for (int m = 0; m < 2; m++) {
+		unsigned n, ns = 0;
+		uint64_t other = 0;
+		const struct pf_rstack *rs = l->row[m] ? stacks_of(qa_read(&l->row[m]->key), &n) : NULL;
+
+		if (!rs || !n)
+			continue;
+		any = true;
+		for (unsigned i = 0; i < n; i++) {
+			uintptr_t pc = rs[i].s->pc[rs[i].site];
+			unsigned k = 0;
+
+			while (k < ns && sites[k].pc != pc)
+				k++;
+			if (k == ns) {
+				if (ns == sizeof(sites) / sizeof(sites[0])) {
+					other += rs[i].count;
+					continue;
+				}
+				sites[ns++] = (struct pf_site){ pc, 0, 0, &rs[i] };
+			}
+			sites[k].count += rs[i].count;
+			sites[k].wait_ns += rs[i].wait_ns;
+			if (rs[i].wait_ns > sites[k].top->wait_ns)
+				sites[k].top = &rs[i];
+		}
+		qsort(sites, ns, sizeof(sites[0]), site_by_wait);
+		for (unsigned k = 0; k < ns; k++) {
+			char t[32];
+			const struct pf_stack *s = sites[k].top->s;
+
+			if (k >= LS_SITES) {
+				other += sites[k].count;
+				continue;
+			}
+			shim_report_add(o, "    %s %s%s: %llu times, %s\n",
+				*first ? "waited at" : "         ",
+				rw ? (m ? "(write) " : "(read)  ") : "", pf_frame_of(sites[k].pc)->text,
+				(unsigned long long)sites[k].count, dur(t, sizeof(t), sites[k].wait_ns));
+			*first = false;
+			shim_report_add(o, "              stack:");
+			for (unsigned f = 0; f < s->depth; f++)
+				shim_report_add(o, "%s%s", f ? " <- " : " ", pf_frame_of(s->pc[f])->name);
+			shim_report_add(o, "\n");
+		}
+		if (other)
+			shim_report_add(o, "              and %llu times at other sites\n",
+				(unsigned long long)other);
+	}
+	return any;
+}
+
 static void text_sites(struct shim_report *o, const struct pf_lock *l, bool rw)
 {
 	bool first = true;
+
+	if (text_stack_sites(o, l, rw, &first))
+		return;
 
 	for (int m = 0; m < 2; m++) {
 		const struct ls_row *r = l->row[m];
@@ -327,6 +425,7 @@ static void text_cond(struct shim_report *o, int rank, const struct pf_lock *l)
 static size_t text_report(char *buf, size_t size, bool verbose)
 {
 	lockstat_flush_counts();
+	pf_nrs = pf_report_stacks(&pf_rs);
 	static struct pf_lock all[LS_SLOTS];
 	struct shim_report o = { buf, size, 0 };
 	unsigned nconds, nl = gather(all, &nconds), ncontended = 0, shown = 0;
@@ -366,6 +465,16 @@ static size_t text_report(char *buf, size_t size, bool verbose)
 	if (qa_read(&ls_detail_lost))
 		shim_report_add(&o, "    (%llu contended locks have no percentiles, sites or hold times: too many)\n",
 			(unsigned long long)qa_read(&ls_detail_lost));
+	if (qa_read(&pf_stacks_lost))
+		shim_report_add(&o, "    (%llu sampled stacks not kept: too many distinct stacks)\n",
+			(unsigned long long)qa_read(&pf_stacks_lost));
+	if (ncontended && pf_nrs)
+		shim_report_add(&o, "sites: the first frame outside lock wrappers of %u-frame stacks sampled 1 wait in %d, counts and waits scaled to the totals\n",
+			pf_depth, PF_SAMPLE);
+	if (!ncontended)
+		shim_report_add(&o, "hint: no lock was waited for: this run's time is not spent on its locks\n");
+	else
+		shim_report_add(&o, "hint: the top lock costs the most waiting: do less while holding it (see its hold times) or split it; --profile=FILE.pb.gz or FILE.folded keeps every stack for pprof or a flame graph\n");
 	if (verbose) {
 		shim_report_add(&o, "internal counters:\n");
 		shim_report_counters(&o);
@@ -477,7 +586,29 @@ static void json_lock(struct shim_report *o, int rank, const struct pf_lock *l)
 			first = false;
 		}
 	}
-	shim_report_add(o, "], \"waited_at_other_sites\": %llu}", (unsigned long long)other);
+	shim_report_add(o, "], \"waited_at_other_sites\": %llu,\n     \"stacks\": [", (unsigned long long)other);
+	first = true;
+	for (int m = 0; m < 2; m++) {
+		unsigned n;
+		const struct pf_rstack *rs = l->row[m] ? stacks_of(qa_read(&l->row[m]->key), &n) : NULL;
+
+		for (unsigned i = 0; rs && i < n && i < PF_LOCK_STACKS; i++) {
+			const struct pf_stack *s = rs[i].s;
+
+			shim_report_add(o, "%s{", first ? "" : ",\n       ");
+			json_site(o, "site", s->pc[rs[i].site]);
+			shim_report_add(o, ", \"mode\": \"%s\", \"count\": %llu, \"wait_ns\": %llu, \"frames\": [",
+				l->type != LOCKSTAT_RWLOCK_READ ? "lock" : m ? "write" : "read",
+				(unsigned long long)rs[i].count, (unsigned long long)rs[i].wait_ns);
+			for (unsigned f = 0; f < s->depth; f++) {
+				shim_report_add(o, "%s", f ? ", " : "");
+				json_str(o, pf_frame_of(s->pc[f])->text);
+			}
+			shim_report_add(o, "]}");
+			first = false;
+		}
+	}
+	shim_report_add(o, "]}");
 }
 
 static void json_cond(struct shim_report *o, const struct pf_lock *l)
@@ -508,6 +639,7 @@ static void json_cond(struct shim_report *o, const struct pf_lock *l)
 static size_t json_report(char *buf, size_t size)
 {
 	lockstat_flush_counts();
+	pf_nrs = pf_report_stacks(&pf_rs);
 	static struct pf_lock all[LS_SLOTS];
 	struct shim_report o = { buf, size, 0 };
 	unsigned nconds, nl = gather(all, &nconds), ncontended = 0;
@@ -533,8 +665,9 @@ static size_t json_report(char *buf, size_t size)
 			shim_report_add(&o, ",\n");
 		json_cond(&o, &all[nl + i]);
 	}
-	shim_report_add(&o, "\n ],\n \"details_lost\": %llu}\n",
-		(unsigned long long)qa_read(&ls_detail_lost));
+	shim_report_add(&o, "\n ],\n \"details_lost\": %llu, \"stack_depth\": %u, \"stack_sample\": %d, \"stacks_lost\": %llu}\n",
+		(unsigned long long)qa_read(&ls_detail_lost), pf_depth, PF_SAMPLE,
+		(unsigned long long)qa_read(&pf_stacks_lost));
 	return o.len;
 }
 
@@ -542,6 +675,12 @@ static size_t json_report(char *buf, size_t size)
 
 static void profile_emit(void)
 {
+	if (pf_format == PF_PPROF || pf_format == PF_FOLDED) {
+		lockstat_flush_counts();
+		if (!(pf_format == PF_PPROF ? pf_write_pprof : pf_write_folded)(pf_path))
+			fprintf(stderr, "libqlock-pthread: QLOCK_PROFILE=%s: out of memory\n", pf_path);
+		return;
+	}
 	static char fallback[65536];
 	size_t size = 4u << 20;
 	char *buf = malloc(size);
@@ -613,27 +752,40 @@ static void pf_describe(uintptr_t lock, uint32_t kind, char *buf, size_t len)
 	snprintf(buf, len, "first locked at %s", site(s, sizeof(s), qa_read(&r->first_pc)));
 }
 
+static bool ends_with(const char *s, size_t n, const char *tail)
+{
+	size_t k = strlen(tail);
+
+	return n > k && strcmp(s + n - k, tail) == 0;
+}
+
 /* QLOCK_PROFILE: unset, empty or "0" = off, "1" = stderr, else a file. */
 void shim_profile_setup(void)
 {
 	const char *v = getenv("QLOCK_PROFILE");
+	bool report = true;
 	size_t n;
 
-	if (!v || !*v || strcmp(v, "0") == 0)
+	if (!v || !*v || strcmp(v, "0") == 0) {
 		return;
-	if (strcmp(v, "1") != 0) {
+	} else if (strcmp(v, "1") != 0) {
 		n = strlen(v);
 		if (n >= sizeof(pf_path)) {
 			fprintf(stderr, "libqlock-pthread: QLOCK_PROFILE: file name too long\n");
 			return;
 		}
 		memcpy(pf_path, v, n + 1);
-		pf_json = n > 5 && strcmp(v + n - 5, ".json") == 0;
+		pf_format = ends_with(v, n, ".json") ? PF_JSON : ends_with(v, n, ".pb.gz") ? PF_PPROF
+			  : ends_with(v, n, ".folded") ? PF_FOLDED : PF_TEXT;
+		pf_json = pf_format == PF_JSON;
 	}
 	shim_profile_t0 = qc_now_ns();
 	lockstat_setup();
+	if (report)
+		pf_stacks_setup();
 	qa_write(&shim_profile_on, true);
 	qa_write(&shim_stats_on, true);
 	shim_deadlock_setup(pf_snapshot, pf_describe);
-	atexit(profile_emit);
+	if (report)
+		atexit(profile_emit);
 }

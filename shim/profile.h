@@ -15,6 +15,7 @@
 #include "core/atomic.h"
 #include "core/futex.h"
 #include "lockstat.h"
+#include "stacks.h"
 
 #define LS_BITS 14
 #define LS_SLOTS (1 << LS_BITS) /* 1 MiB of rows, touched as used */
@@ -83,6 +84,7 @@ struct ls_row {
 	uint64_t wait_max_ns;
 	uintptr_t first_pc;     /* the call that first locked it (waited, for a condvar) */
 	struct ls_detail *detail;
+	uint64_t stacked;       /* a stack of a wait for it is recorded (stacks.h) */
 } __attribute__((aligned(64)));
 
 extern struct ls_row ls_table[LS_SLOTS];
@@ -186,6 +188,13 @@ struct pf_pend {
 };
 #define PF_PEND 8
 
+#define PF_DRAW_NONE 0
+#define PF_DRAW_OUT 1          /* not sampled */
+#define PF_DRAW_IN 2           /* sampled */
+#define PF_STK_NONE 0
+#define PF_STK_CAPTURED 1      /* during the wait */
+#define PF_STK_TIMED 2         /* the wait done and timed: to record */
+
 /*
  * A thread's record.  Its thread alone writes it; another (the deadlock
  * watchdog) reads it as a sequence lock: wait_seq is odd while the
@@ -204,6 +213,12 @@ struct pf_thread {
 	uint32_t dnext;         /* the detail slot taken over next */
 	uint32_t rng;           /* the sampling's xorshift state (0: not seeded) */
 	uint32_t npend;         /* pend[] entries written, a ring index */
+	uint32_t draw;          /* the sampling's draw made before a wait: PF_DRAW_* */
+	/* The stack of the current or last wait (stacks.h): PF_STK_*. */
+	uint32_t stk_state, stk_n, stk_unwinding;
+	uintptr_t stk_key;
+	uint64_t stk_weight, stk_ns;
+	uintptr_t stk[PF_DEPTH_MAX];
 	struct pf_pend pend[PF_PEND];
 	struct pf_held held[PF_HELD];
 	struct pf_set sets[PF_SETS];
@@ -354,7 +369,14 @@ static inline void lockstat_waited(const volatile void *lock, enum lockstat_kind
 		unsigned set;
 		int i = pf_slot_find(t, lock, kind, &set);
 
-		sampled = pf_sampled(t);
+		/* Profiling, the draw was made before the wait (it chose
+		 * whether to capture the wait's stack). */
+		if (t->draw != PF_DRAW_NONE) {
+			sampled = t->draw == PF_DRAW_IN;
+			t->draw = PF_DRAW_NONE;
+		} else {
+			sampled = pf_sampled(t);
+		}
 		/* A lock without a slot here is timed (its hold sampled); so
 		 * is the thread's first timed wait for it (the slot's and
 		 * the row's longest still 0; the row's grows at the slot's
@@ -365,7 +387,8 @@ static inline void lockstat_waited(const volatile void *lock, enum lockstat_kind
 		if (qa_likely(!slept && !first && i >= 0)) {
 			if (sampled) {
 				weight = PF_SAMPLE;
-			} else {
+			} else if (qa_likely(t->stk_state != PF_STK_CAPTURED)) {
+				/* (a captured stack needs the wait's time) */
 				qa_stat_add(&t->sets[set].n[i % PF_WAYS], 1);
 				qa_stat_add(&t->counts[i].contended, 1);
 				if (shim_profile_on)

@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The profile's stacks (stacks.h): capture above the drop-in's frames,
+ * a table of distinct (lock, stack) pairs with the waits they stand for
+ * (open addressing on a hash of both, claimed once with a cmpxchg and
+ * never freed, like the lock rows), and the frames' names and wrappers
+ * for the reports.
+ */
+#define _GNU_SOURCE
+#include "stacks.h"
+
+#include <ctype.h>
+#include <execinfo.h>
+#include <fnmatch.h>
+#include <link.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/atomic.h"
+#include "profile.h"
+
+unsigned pf_depth = PF_DEPTH_DEFAULT;
+
+/* ---- capture --------------------------------------------------------------- */
+
+/* The drop-in's own loaded segments: frames there are skipped. */
+static uintptr_t shim_lo, shim_hi;
+
+static int range_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t self = (uintptr_t)arg, lo = UINTPTR_MAX, hi = 0;
+	bool mine = false;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr, e = a + ph->p_memsz;
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		lo = a < lo ? a : lo;
+		hi = e > hi ? e : hi;
+		mine |= self >= a && self < e;
+	}
+	if (!mine)
+		return 0;
+	shim_lo = lo;
+	shim_hi = hi;
+	return 1;
+}
+
+static char wrapper_patterns[1024];
+
+void pf_stacks_setup(void)
+{
+	const char *v = getenv("QLOCK_PROFILE_DEPTH");
+	void *prime[4];
+
+	if (v && *v) {
+		char *end;
+		unsigned long n = strtoul(v, &end, 10);
+
+		if (*end || n > PF_DEPTH_MAX)
+			fprintf(stderr, "libqlock-pthread: QLOCK_PROFILE_DEPTH=%s: not a depth "
+				"from 0 to %d; the stacks keep %u frames\n", v, PF_DEPTH_MAX, pf_depth);
+		else
+			pf_depth = (unsigned)n;
+	}
+	v = getenv("QLOCK_PROFILE_WRAPPER");
+	if (v)
+		snprintf(wrapper_patterns, sizeof(wrapper_patterns), "%s", v);
+	if (!pf_depth)
+		return;
+	(void)dl_iterate_phdr(range_cb, (void *)&shim_lo);
+	/* The first backtrace() loads the unwinder: now, not on a lock path. */
+	(void)backtrace(prime, 4);
+}
+
+unsigned pf_stack_capture(uintptr_t *pc, unsigned max)
+{
+	void *buf[PF_DEPTH_MAX + 12];
+	int n = backtrace(buf, (int)(max + 12));
+	unsigned k = 0;
+	int i = 0;
+
+	while (i < n && (uintptr_t)buf[i] >= shim_lo && (uintptr_t)buf[i] < shim_hi)
+		i++;
+	for (; i < n && k < max; i++)
+		pc[k++] = (uintptr_t)buf[i];
+	return k;
+}
+
+/* ---- the table ------------------------------------------------------------- */
+
+#define PF_STACK_BITS 12
+#define PF_STACKS (1u << PF_STACK_BITS)  /* 2.3 MiB, touched as used */
+#define PF_STACK_PROBES 64
+
+static struct pf_stack pf_stacks[PF_STACKS];
+static uint32_t pf_used[PF_STACKS];     /* index + 1, in claim order; 0 = being written */
+static uint32_t pf_nused;
+uint64_t pf_stacks_lost;
+
+static uint64_t stack_hash(uintptr_t key, const uintptr_t *pc, unsigned n)
+{
+	uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
+
+	for (unsigned i = 0; i < n; i++) {
+		h ^= (uint64_t)pc[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h ? h : 1;
+}
+
+void pf_stack_add(uintptr_t key, const uintptr_t *pc, unsigned n, uint64_t weight, uint64_t ns)
+{
+	uint64_t h = stack_hash(key, pc, n);
+	unsigned i = (unsigned)(h >> (64 - PF_STACK_BITS));
+
+	for (int p = 0; p < PF_STACK_PROBES; p++, i = (i + 1) & (PF_STACKS - 1)) {
+		struct pf_stack *s = &pf_stacks[i];
+		uint64_t cur = qa_read(&s->hash);
+
+		if (cur == 0 && qa_try_cmpxchg_relaxed(&s->hash, &cur, h)) {
+			s->key = key;
+			s->depth = n;
+			memcpy(s->pc, pc, n * sizeof(pc[0]));
+			/* Release: key, depth and frames before the mark
+			 * (pairs with the acquire in pf_stack_at()). */
+			qa_write_release(&s->ready, 1u);
+			uint32_t k = qa_fetch_add(&pf_nused, 1u);
+			qa_write_release(&pf_used[k], i + 1);
+			cur = h;
+		}
+		if (cur != h)
+			continue;
+		qa_fetch_add_relaxed(&s->weight, weight);
+		qa_fetch_add_relaxed(&s->wait_ns, ns);
+		return;
+	}
+	qa_fetch_add_relaxed(&pf_stacks_lost, 1);
+}
+
+unsigned pf_stacks_used(void)
+{
+	uint32_t n = qa_read(&pf_nused);
+
+	return n < PF_STACKS ? n : PF_STACKS;
+}
+
+const struct pf_stack *pf_stack_at(unsigned k)
+{
+	uint32_t i = qa_read_acquire(&pf_used[k]);
+
+	if (!i || !qa_read_acquire(&pf_stacks[i - 1].ready))
+		return NULL;
+	return &pf_stacks[i - 1];
+}
+
+/* ---- names and wrappers ---------------------------------------------------- */
+
+/* The qualified name without its parameter list, template arguments
+ * kept: "std::lock_guard<std::mutex>::lock_guard". */
+static void strip_params(const char *f, char *out, size_t size)
+{
+	int angle = 0;
+	size_t o = 0;
+
+	for (const char *p = f; *p && o + 1 < size; p++) {
+		if (strncmp(p, "operator", 8) == 0 && angle == 0) {
+			/* operator<, operator(), ...: copy through the operator's own symbol */
+			size_t k = 8;
+			while (p[k] && p[k] != '(' && o + k + 1 < size)
+				k++;
+			if (p[k] == '(' && p[k + 1] == ')')
+				k += 2;
+			memcpy(out + o, p, k);
+			o += k;
+			p += k - 1;
+			continue;
+		}
+		if (*p == '<')
+			angle++;
+		else if (*p == '>' && angle > 0)
+			angle--;
+		else if (*p == '(' && angle == 0)
+			break;
+		out[o++] = *p;
+	}
+	out[o] = '\0';
+}
+
+/* The last two components of a qualified name, template arguments left
+ * out: cls "" for a free function. */
+static void last_parts(const char *q, char *cls, char *fn, size_t size)
+{
+	char comp[2][256] = { "", "" };
+	size_t o = 0;
+	int angle = 0, cur = 0, ncomp = 1;
+
+	for (const char *p = q; *p; p++) {
+		if (*p == '<') {
+			angle++;
+		} else if (*p == '>' && angle > 0) {
+			angle--;
+		} else if (angle == 0 && p[0] == ':' && p[1] == ':') {
+			comp[cur][o] = '\0';
+			cur ^= 1;
+			ncomp++;
+			o = 0;
+			p++;
+		} else if (angle == 0 && *p == ' ') {
+			o = 0; /* a return type before the name */
+		} else if (angle == 0 && o + 1 < sizeof(comp[0])) {
+			comp[cur][o++] = *p;
+		}
+	}
+	comp[cur][o] = '\0';
+	snprintf(fn, size, "%s", comp[cur]);
+	snprintf(cls, size, "%s", ncomp > 1 ? comp[cur ^ 1] : "");
+}
+
+static bool has_ci(const char *s, const char *word)
+{
+	return strcasestr(s, word) != NULL;
+}
+
+static bool user_wrapper(const char *q)
+{
+	char pats[sizeof(wrapper_patterns)], *save = NULL;
+
+	if (!wrapper_patterns[0])
+		return false;
+	memcpy(pats, wrapper_patterns, sizeof(pats));
+	for (char *p = strtok_r(pats, ",", &save); p; p = strtok_r(NULL, ",", &save))
+		if (*p && fnmatch(p, q, 0) == 0)
+			return true;
+	return false;
+}
+
+/* A name that says "lock" as a word of its own: lock, Lock, lock_reader,
+ * LockInternal, ReadLock, item_lock, rdlock, wrlock, spinlock (not block,
+ * clock or deadlock). */
+static bool lock_word(const char *fn)
+{
+	size_t n = strlen(fn);
+
+	if (strncasecmp(fn, "lock", 4) == 0 && (!fn[4] || fn[4] == '_' || isupper((unsigned char)fn[4])))
+		return true;
+	if (n < 4)
+		return false;
+	const char *t = fn + n - 4;
+	if (strcmp(t, "Lock") == 0 || strcmp(t, "LOCK") == 0)
+		return true;
+	if (strcmp(t, "lock") == 0 && (t[-1] == '_' || !islower((unsigned char)t[-1])))
+		return true;
+	return n >= 6 && (strcmp(fn + n - 6, "rdlock") == 0 || strcmp(fn + n - 6, "wrlock") == 0 ||
+			  (n >= 8 && strcmp(fn + n - 8, "spinlock") == 0));
+}
+
+bool pf_frame_wrapper(const char *func)
+{
+	char q[512], cls[256], fn[256];
+
+	if (!func || !func[0])
+		return false;
+	strip_params(func, q, sizeof(q));
+	if (user_wrapper(q))
+		return true;
+	if (strncmp(q, "__gthread_", 10) == 0 || strncmp(q, "__gthrw_", 8) == 0)
+		return true;
+	last_parts(q, cls, fn, sizeof(cls));
+	if (lock_word(fn))
+		return true;
+	if (strncmp(q, "std::", 5) == 0 && has_ci(fn, "lock"))
+		return true;
+	/* A constructor of a lock or a scoped holder. */
+	return cls[0] && strcmp(cls, fn) == 0 &&
+	       (has_ci(cls, "mutex") || has_ci(cls, "lock") || has_ci(cls, "spin") || has_ci(cls, "guard"));
+}
+
+#define PF_FRAME_BITS 13
+static struct pf_frame *frames[1u << PF_FRAME_BITS];
+
+const struct pf_frame *pf_frame_of(uintptr_t pc)
+{
+	static struct pf_frame none;
+	unsigned i = (unsigned)(((uint64_t)pc * 0x9e3779b97f4a7c15ull) >> (64 - PF_FRAME_BITS));
+	struct pf_frame *f;
+
+	for (unsigned n = 0; n < (1u << PF_FRAME_BITS); n++, i = (i + 1) & ((1u << PF_FRAME_BITS) - 1)) {
+		if (frames[i] && frames[i]->pc == pc)
+			return frames[i];
+		if (!frames[i])
+			break;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		none.pc = pc;
+		snprintf(none.text, sizeof(none.text), "%#lx", (unsigned long)pc);
+		snprintf(none.name, sizeof(none.name), "%#lx", (unsigned long)pc);
+		return &none;
+	}
+	f->pc = pc;
+	shim_symbolize((const void *)pc, f->text, sizeof(f->text));
+	if (!shim_symbolize_sym((const void *)pc, &f->sym)) {
+		snprintf(f->name, sizeof(f->name), "%#lx", (unsigned long)pc);
+	} else if (f->sym.func[0]) {
+		f->named = true;
+		strip_params(f->sym.func, f->name, sizeof(f->name));
+		f->wrapper = pf_frame_wrapper(f->sym.func);
+	} else {
+		snprintf(f->name, sizeof(f->name), "%s+%#lx", f->sym.module, f->sym.offset);
+	}
+	if (!frames[i])
+		frames[i] = f;
+	return f;
+}
+
+unsigned pf_stack_site(const struct pf_stack *s)
+{
+	for (unsigned i = 0; i < s->depth; i++)
+		if (!pf_frame_of(s->pc[i])->wrapper)
+			return i;
+	return s->depth ? s->depth - 1 : 0;
+}
+
+/* ---- a report's stacks ----------------------------------------------------- */
+
+static int by_key_wait(const void *a, const void *b)
+{
+	const struct pf_rstack *x = a, *y = b;
+
+	if (x->s->key != y->s->key)
+		return x->s->key < y->s->key ? -1 : 1;
+	if (x->wait_ns != y->wait_ns)
+		return x->wait_ns < y->wait_ns ? 1 : -1;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+/* The field at `off` of n stacks, summing to `from`, scaled to sum to
+ * `to` exactly: each gets its share's floor, the largest remainders one
+ * more (at most n - 1 of them). */
+static void scale(struct pf_rstack *rs, unsigned n, size_t off, uint64_t from, uint64_t to)
+{
+	uint64_t given = 0, rem[n ? n : 1];
+
+	if (!from)
+		return;
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t *v = (uint64_t *)(void *)((char *)&rs[k] + off);
+		unsigned __int128 share = (unsigned __int128)to * *v;
+
+		*v = (uint64_t)(share / from);
+		rem[k] = (uint64_t)(share % from);
+		given += *v;
+	}
+	for (; given < to; given++) {
+		unsigned best = 0;
+
+		for (unsigned k = 1; k < n; k++)
+			if (rem[k] > rem[best])
+				best = k;
+		*(uint64_t *)(void *)((char *)&rs[best] + off) += 1;
+		rem[best] = 0;
+	}
+}
+
+unsigned pf_report_stacks(const struct pf_rstack **out)
+{
+	static struct pf_rstack *all;
+	unsigned n = 0, used = pf_stacks_used();
+
+	free(all);
+	all = calloc(used ? used : 1, sizeof(*all));
+	if (!all) {
+		*out = NULL;
+		return 0;
+	}
+	for (unsigned k = 0; k < used; k++) {
+		const struct pf_stack *s = pf_stack_at(k);
+
+		if (s && s->depth && qa_read(&s->weight)) {
+			all[n].s = s;
+			all[n].count = qa_read(&s->weight);
+			all[n].wait_ns = qa_read(&s->wait_ns);
+			n++;
+		}
+	}
+	/* Scale each lock's stacks to its row's exact count and total. */
+	qsort(all, n, sizeof(*all), by_key_wait);
+	for (unsigned i = 0, j; i < n; i = j) {
+		uintptr_t key = all[i].s->key;
+		uint64_t w = 0, ns = 0;
+
+		for (j = i; j < n && all[j].s->key == key; j++) {
+			w += all[j].count;
+			ns += all[j].wait_ns;
+		}
+		const struct ls_row *r = ls_find((const void *)ls_key_addr(key), ls_key_kind(key));
+		uint64_t c = r ? qa_read(&r->contended) : w;
+		uint64_t t = r ? qa_read(&r->wait_total_ns) : ns;
+
+		scale(all + i, j - i, offsetof(struct pf_rstack, count), w, c);
+		scale(all + i, j - i, offsetof(struct pf_rstack, wait_ns), ns, t);
+		for (unsigned k = i; k < j; k++)
+			all[k].site = pf_stack_site(all[k].s);
+	}
+	qsort(all, n, sizeof(*all), by_key_wait);
+	*out = all;
+	return n;
+}

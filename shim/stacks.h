@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The profile's stacks (QLOCK_PROFILE_DEPTH, qlock-run --profile-depth=N):
+ * the call stack of a sampled contended acquisition, kept per lock with
+ * the waits it stands for, and named at report time by its site: the
+ * first frame outside lock wrappers.
+ *
+ * Captured while the thread is about to wait (lockstat_wait_begin()), so
+ * the unwind costs the waiter, never the lock's holder: glibc's
+ * backtrace() (libgcc's unwinder, the DWARF call frame information every
+ * x86-64 and AArch64 object has; no frame pointers needed), primed at
+ * set-up, since its first call loads libgcc_s (malloc, the loader's lock).
+ * A thread's capture is recorded (stacks.c, the stack table) at its next
+ * wait, at its exit or before a report, outside any lock of the program.
+ *
+ * Which waits: the 1 in PF_SAMPLE that the profile's sampling times
+ * (profile.h), each standing for PF_SAMPLE waits, and a lock's first
+ * contended acquisition in the thread when the lock has no stack yet
+ * (standing for itself), so that every contended lock shows a stack.  A
+ * report scales a lock's stacks to its exact count of contended
+ * acquisitions and its wait total.
+ *
+ * What is a wrapper (pf_frame_wrapper()): a frame whose function only
+ * wraps a lock call, told by its name: a function or method whose own
+ * name says "lock" as a word (lock, Lock, lock_reader, LockInternal,
+ * ReadLock, item_lock, rdlock; not block or clock), a constructor of a
+ * class whose name holds "mutex", "lock", "spin" or "guard"
+ * (std::lock_guard<>::lock_guard, kyotocabinet::ScopedMutex::ScopedMutex,
+ * rocksdb::MutexLock::MutexLock), any std:: function whose name holds
+ * "lock", libstdc++'s __gthread_ functions; and the functions matching a
+ * pattern of QLOCK_PROFILE_WRAPPER (fnmatch on the qualified name without
+ * parameters, patterns separated by commas).  A frame without a name (a
+ * stripped module with no .dynsym entry for it) is never one.
+ */
+#ifndef QLOCK_SHIM_STACKS_H
+#define QLOCK_SHIM_STACKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "symbolize.h"
+
+#define PF_DEPTH_MAX 64
+#define PF_DEPTH_DEFAULT 8
+
+/* Frames kept per stack (0: no stacks); set before the profile turns on. */
+extern unsigned pf_depth;
+
+/* QLOCK_PROFILE_DEPTH, QLOCK_PROFILE_WRAPPER; the unwinder primed. */
+void pf_stacks_setup(void);
+
+/* The calling thread's stack above the drop-in's own frames, at most
+ * max (<= PF_DEPTH_MAX) return addresses, innermost first.  Async-
+ * signal-unsafe, lock-free after set-up. */
+unsigned pf_stack_capture(uintptr_t *pc, unsigned max);
+
+/* Record n frames waited at for the lock of row key `key` (ls_key()),
+ * standing for `weight` waits of `ns` nanoseconds in all. */
+void pf_stack_add(uintptr_t key, const uintptr_t *pc, unsigned n, uint64_t weight, uint64_t ns);
+
+/* ---- reading (reports) --------------------------------------------------- */
+
+struct pf_stack {
+	uint64_t hash;          /* of key and frames; 0 = free */
+	uintptr_t key;          /* the lock's row key */
+	uint32_t depth;
+	uint32_t ready;         /* key, depth and pc written (release) */
+	uint64_t weight;        /* the waits it stands for */
+	uint64_t wait_ns;       /* their wait, estimated */
+	uintptr_t pc[PF_DEPTH_MAX];
+};
+
+/* The recorded stacks: pf_stack_at(k), k < pf_stacks_used(), NULL while
+ * being written. */
+unsigned pf_stacks_used(void);
+const struct pf_stack *pf_stack_at(unsigned k);
+/* Stacks not recorded: the table was full. */
+extern uint64_t pf_stacks_lost;
+
+/* A frame, symbolized once per report (not thread-safe: reports are
+ * made one at a time). */
+struct pf_frame {
+	uintptr_t pc;
+	bool named;             /* a function symbol covers it */
+	bool wrapper;
+	char text[320];         /* as shim_symbolize() describes it */
+	char name[300];         /* the function without parameters, or module+offset */
+	struct shim_sym sym;
+};
+const struct pf_frame *pf_frame_of(uintptr_t pc);
+/* The index of the stack's site: its first frame outside wrappers (the
+ * last frame when all are wrappers). */
+unsigned pf_stack_site(const struct pf_stack *s);
+/* A function name (demangled, qualified) is a lock wrapper's. */
+bool pf_frame_wrapper(const char *func);
+
+/*
+ * The stacks of one report, estimates scaled per lock: each lock's
+ * stacks' counts add up to its contended acquisitions and their waits to
+ * its wait total.  pf_report_stacks() gathers them (after
+ * lockstat_flush_counts()); the array lives until the next call.
+ */
+struct pf_rstack {
+	const struct pf_stack *s;
+	uint64_t count, wait_ns;
+	unsigned site;
+};
+unsigned pf_report_stacks(const struct pf_rstack **out);
+
+/* The stacks as a gzip'd pprof profile, or as folded stacks, written to
+ * `path` (%p = the pid; replaced) (pprof.c).  False: out of memory. */
+bool pf_write_pprof(const char *path);
+bool pf_write_folded(const char *path);
+
+#endif /* QLOCK_SHIM_STACKS_H */

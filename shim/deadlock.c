@@ -169,6 +169,10 @@ static void report_cycle(const struct dl_view *v, const uint64_t *waited, const 
 				"write it at %s (a writer-preferring rwlock)\n", (int)h->tid, held_at);
 		}
 	}
+	if (len == 1)
+		out_add(&o, "libqlock-pthread:   hint: unlock it first, or make it a recursive mutex if the re-entry is meant\n");
+	else
+		out_add(&o, "libqlock-pthread:   hint: take these locks in one order everywhere; --lockdep reports every order that can deadlock, before it hangs\n");
 	(void)!write(STDERR_FILENO, o.buf, o.len);
 }
 

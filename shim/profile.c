@@ -763,7 +763,6 @@ static bool ends_with(const char *s, size_t n, const char *tail)
 void shim_profile_setup(void)
 {
 	const char *v = getenv("QLOCK_PROFILE");
-	bool report = true;
 	size_t n;
 
 	if (!v || !*v || strcmp(v, "0") == 0) {
@@ -781,11 +780,9 @@ void shim_profile_setup(void)
 	}
 	shim_profile_t0 = qc_now_ns();
 	lockstat_setup();
-	if (report)
-		pf_stacks_setup();
+	pf_stacks_setup();
 	qa_write(&shim_profile_on, true);
 	qa_write(&shim_stats_on, true);
 	shim_deadlock_setup(pf_snapshot, pf_describe);
-	if (report)
-		atexit(profile_emit);
+	atexit(profile_emit);
 }

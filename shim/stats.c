@@ -81,6 +81,7 @@ size_t shim_stats_format(char *buf, size_t size)
 				(unsigned long long)n, fn ? fn : "?", what ? what : "?");
 	lockstat_report(&r, 10);
 	report_off_cpu_owners(&r);
+	shim_report_add(&r, "libqlock-pthread: hint: --profile names the call sites and stacks that waited for each lock and times its holds\n");
 	if (shim_verbose)
 		shim_report_counters(&r);
 	return r.len;

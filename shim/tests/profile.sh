@@ -161,6 +161,7 @@ if grep -q "deadlock: 2 threads" "$work/r"; then
 	expect_in "deadlock" "$work/r" "at b_then_a (profile_prog.c:$b2)"
 	expect_in "deadlock" "$work/r" "locked at a_then_b (profile_prog.c:$a1)"
 	expect_in "deadlock" "$work/r" "locked at b_then_a (profile_prog.c:$b1)"
+	expect_in "deadlock" "$work/r" "hint: take these locks in one order everywhere"
 else
 	bad "deadlock: no report in 60 s"
 	cat "$work/r"

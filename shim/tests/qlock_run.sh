@@ -3,9 +3,9 @@
 # qlock-run, the launcher: options reach the shim, the exit status passes
 # through, missing programs and libraries are clear errors, it finds the
 # library when installed, and --stats reports exact per-lock counts.
-#   qlock_run.sh BUILD_DIR CONTEND_PROGRAM API_PROGRAM FROZEN_CLOCK_LIBRARY
+#   qlock_run.sh BUILD_DIR CONTEND_PROGRAM API_PROGRAM FROZEN_CLOCK_LIBRARY STATIC_PROGRAM|none
 set -u
-build=$1 contend=$2 api=$3 frozen=$4
+build=$1 contend=$2 api=$3 frozen=$4 static=${5:-none}
 run=$build/shim/qlock-run
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -23,8 +23,32 @@ expect() { # name, expected status, command...
 
 expect "exit status passes through" 7 "$run" sh -c 'exit 7'
 expect "-- separates the program" 0 "$run" --mutex=tp -- true
-expect "missing program" 127 "$run" /no/such/program
+expect "missing program" 2 "$run" /no/such/program
 grep -q "program not found" "$work/err" && ok "missing program: message" || bad "missing program: message"
+expect "program not in PATH" 2 "$run" no-such-program-anywhere
+grep -q "no-such-program-anywhere: program not found (not in PATH)" "$work/err" &&
+	ok "program not in PATH: message" || bad "program not in PATH: message"
+printf 'echo hi\n' >"$work/noexec"
+expect "program not executable" 2 "$run" "$work/noexec"
+[ "$(wc -l <"$work/err")" -eq 1 ] && grep -q "noexec: not executable" "$work/err" &&
+	ok "program not executable: one line: $(cat "$work/err")" || { bad "program not executable: message"; cat "$work/err"; }
+expect "program is a directory" 2 "$run" "$work"
+grep -q "a directory, not a program" "$work/err" && ok "program is a directory: message" ||
+	bad "program is a directory: message"
+# A statically linked program: warned when a report is asked for (the
+# preload cannot reach it), silent on a plain run.
+if [ "$static" != none ]; then
+	expect "static program runs" 0 "$run" --profile "$static"
+	grep -q "statically linked" "$work/err" && ok "static program: warned ($(cat "$work/err"))" ||
+		bad "static program: no warning"
+	expect "static program, no report asked" 0 "$run" "$static"
+	[ -s "$work/err" ] && bad "static program: a plain run warned" || ok "static program: a plain run is silent"
+	expect "dynamic program with --stats" 0 "$run" --stats="$work/dyn.txt" "$contend" 2 10
+	grep -q "statically linked" "$work/err" && bad "a dynamic program was called static" ||
+		ok "dynamic program: no warning"
+else
+	echo "note no static C library: the static program's warning is not checked"
+fi
 expect "unknown algorithm" 2 "$run" --mutex=spinning true
 grep -q "choose one of: tp qspinlock glibc" "$work/err" && ok "unknown algorithm: choices" || bad "unknown algorithm: choices"
 expect "unknown option" 2 "$run" --frobnicate true
@@ -114,9 +138,11 @@ st=$?
 [ $st -eq 0 ] && ok "--stats with a frozen clock starts (exit 0)" ||
 	bad "--stats with a frozen clock: exit $st (124: hung in the clock's set-up)"
 
-# The launcher forks nothing before it execs the program: a short program
-# would pay for each fork.
-if grep -n '\$(\|`' "$run"; then bad "qlock-run has command substitutions"; else ok "qlock-run forks nothing"; fi
+# The launcher forks nothing before it execs the program (a short program
+# would pay for each fork), save for the static-program check of a run
+# that asked for a report (its line says so).
+if grep -n '\$([^(]\|`' "$run" | grep -v 'the fork of a run with a report'; then
+	bad "qlock-run has command substitutions"; else ok "qlock-run forks nothing on a plain run"; fi
 
 # --stats: exact acquisition counts, the contended lock, on stderr or in a file.
 check_stats() { # label, stats file, contend's stdout

@@ -72,7 +72,7 @@ excerpt workq.readme workq.commands ||
 echo "sh6: examples/dropin/workq.c"
 
 step "install (README's cmake --install, on this build)"
-grep '^cmake --install' "$b/sh1" | sed "s#--install build#--install \"$build\"#" >install.sh
+grep '^cmake --install' "$b/sh1" | sed -E "s#--install [^ ]+#--install \"$build\"#" >install.sh
 sh -eu install.sh >/dev/null
 
 cp "$examples/c/app.c" app.c

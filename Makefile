@@ -13,7 +13,7 @@
 #   make test-peers  other projects' suites (GLib, CPython, stress-ng, ...)
 #                under every qlock-run --mutex x --rwlock combination, each
 #                compared with plain glibc (scripts/test-peers.sh, about
-#                15 min; PEERS_ARGS=--quick for a few minutes)
+#                1000 CPU-seconds; PEERS_ARGS=--quick for a third of that)
 BUILD_DIR ?= build
 TSAN_DIR  ?= build-tsan
 ASAN_DIR  ?= build-asan

@@ -1410,10 +1410,16 @@ static void ld_obj_desc_cls(struct ld_out *o, uint32_t cls, const void *lock, en
 	ld_class_desc(cls, c, sizeof c);
 	if (o)
 		ld_check_supp(o, c, 1);
-	if (CLASS(cls)->origin == LD_ORIGIN_STATIC)
+	if (CLASS(cls)->origin == LD_ORIGIN_STATIC) {
 		snprintf(buf, len, "%s at %p (class #%u)", c, lock, cls);
-	else
+	} else if (ld_is_static(lock)) { /* initialised, in a module's data */
+		char d[256];
+
+		shim_symbolize_data(lock, d, sizeof d);
+		snprintf(buf, len, "%s %p = %s (class #%u, %s)", ld_type_name[t], lock, d, cls, c);
+	} else {
 		snprintf(buf, len, "%s %p (class #%u, %s)", ld_type_name[t], lock, cls, c);
+	}
 }
 
 static void ld_obj_desc(struct ld_out *o, uint32_t node, const void *lock, enum ld_type t,

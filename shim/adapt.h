@@ -69,12 +69,13 @@ _Static_assert(sizeof(qlock_rwlock_t) <= SHIM_RW_BYTES, "qrwlock size");
 #endif
 #ifdef SHIM_WITH_RWSEM
 /* The rwsem's OSQ word lies over glibc's __cur_writer (offset 24, unused
- * by the shim) and its padding over __shared (28, never written, so a
- * qlock-owned rwlock never looks process-shared). */
+ * by the shim) and its bias word over __shared (28, never written: the
+ * shim never initialises an rwsem biased, so a qlock-owned rwlock never
+ * looks process-shared; the drop-in's own bias word is struct qrw's). */
 _Static_assert(sizeof(qlock_rwsem_t) == 32 &&
 	       offsetof(qlock_rwsem_t, osq) == SHIM_RW_BYTES &&
-	       offsetof(qlock_rwsem_t, pad) == SHIM_RW_BYTES + 4,
-	       "rwsem: only its OSQ word and padding may lie past SHIM_RW_BYTES");
+	       offsetof(qlock_rwsem_t, bias) == SHIM_RW_BYTES + 4,
+	       "rwsem: only its OSQ word and bias word may lie past SHIM_RW_BYTES");
 #endif
 
 /* ---- polling timed lock, for algorithms without a native one --------- */

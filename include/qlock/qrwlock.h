@@ -96,6 +96,58 @@ QLOCK_API uint32_t qlock_rwlock_readers(const qlock_rwlock_t *lock);
  * rwlock_is_contended()). */
 QLOCK_API bool qlock_rwlock_is_contended(qlock_rwlock_t *lock);
 
+/*
+ * ---- The read-biased variant ---------------------------------------------
+ *
+ * qlock_rwlock_biased_t is a qlock_rwlock_t with read bias (BRAVO, Dice
+ * and Kogan, USENIX ATC 2019), for read-mostly locks.  While the lock is
+ * biased a reader does not write it: it publishes the lock's address in
+ * its own slot of a process-wide table of visible readers (one cmpxchg on
+ * a cache line no other reader of this lock writes, and a fence), so
+ * readers scale with the threads instead of moving the count word's cache
+ * line between CPUs on every read.
+ *
+ * Why a variant and not a flag: qlock_rwlock_t's 8 bytes have no free
+ * bit.  The count word uses all 32 (writer byte, WAITING, 21 bits of
+ * reader count, one bit of headroom for readers backing out and one that
+ * catches a wrapped count); the queue's qspinlock word is rewritten whole
+ * bytes and halfwords at a time.  The smallest change inside 8 bytes
+ * would take two bits from the reader count (at most 2^19 - 1 readers)
+ * and mask them out of every state comparison of the lock; the variant
+ * adds one 32-bit word instead and leaves qlock_rwlock_t and
+ * QLOCK_RWLOCK_INIT as they are.  All-zero is an unlocked biased lock
+ * (the bias turns on after its first reads).
+ *
+ * What it costs: a writer that finds the bias on turns it off and waits
+ * until the table holds no reader of this lock (a scan of 32 KiB, about
+ * 2 us, plus the longest biased reader's critical section); the bias then
+ * stays off for 64 times that revocation's time and comes back with a
+ * reader that takes the count word afterwards, so write-heavy phases pay
+ * for at most one revocation in 65 time units.  A trylock writer that
+ * finds biased readers fails.  Use it for locks read far more often than
+ * written; keep qlock_rwlock_t for locks written often.  A biased read
+ * must be released by the thread that took it; a thread may hold 8 biased
+ * read locks at once (more take the count word), and a nested read of a
+ * lock the thread holds biased nests on its slot.  After fork() the
+ * child's table holds only the forking thread's readers.  See
+ * docs/qrwlock.md.
+ */
+typedef struct qlock_rwlock_biased {
+	qlock_rwlock_t rw;
+	uint32_t bias; /* bias word; only the library touches it */
+} qlock_rwlock_biased_t;
+
+#define QLOCK_RWLOCK_BIASED_INIT { QLOCK_RWLOCK_INIT, 0 }
+
+QLOCK_API void qlock_biased_read_lock(qlock_rwlock_biased_t *lock);
+/* true when taken: biased, or as qlock_read_trylock(). */
+QLOCK_API bool qlock_biased_read_trylock(qlock_rwlock_biased_t *lock);
+QLOCK_API void qlock_biased_read_unlock(qlock_rwlock_biased_t *lock);
+QLOCK_API void qlock_biased_write_lock(qlock_rwlock_biased_t *lock);
+/* true when taken; also fails while biased readers hold the lock. */
+QLOCK_API bool qlock_biased_write_trylock(qlock_rwlock_biased_t *lock);
+QLOCK_API void qlock_biased_write_unlock(qlock_rwlock_biased_t *lock);
+
 #ifdef __cplusplus
 }
 #endif

@@ -41,13 +41,48 @@ typedef struct qlock_rwsem {
 	uintptr_t owner;    /* writer's thread tag, or reader-owned flags */
 	void *wait_list;    /* first waiter (nodes on the waiters' stacks) */
 	uint32_t osq;       /* optimistic spin queue of the writers */
-	uint32_t pad;
+	uint32_t bias;      /* read bias: 0 = none (see below) */
 } qlock_rwsem_t;
 
 /* All-zero is unlocked: static zero-initialisation works as well. */
 #define QLOCK_RWSEM_INIT { 0, 0, 0, 0, 0, 0 }
 
 QLOCK_API void qlock_rwsem_init(qlock_rwsem_t *sem);
+
+/*
+ * Read bias (BRAVO, Dice and Kogan, USENIX ATC 2019), for read-mostly
+ * locks: a lock initialised with qlock_rwsem_init_biased() (or
+ * QLOCK_RWSEM_INIT_BIASED) lets a reader in without writing the lock: it
+ * publishes the lock's address in its own slot of a process-wide table of
+ * visible readers (one cmpxchg on a cache line no other reader of this
+ * lock writes, and a fence).  Readers of a busy lock then scale with the
+ * threads instead of fighting over the count word's cache line.
+ *
+ * What it costs: a writer that finds the bias on turns it off and waits
+ * until the table holds no reader of this lock (a scan of 32 KiB, about
+ * 2 us, plus the longest biased reader's critical section); the bias then
+ * stays off for 64 times that revocation's time and comes back with the
+ * first reader that takes the count word afterwards, so write-heavy
+ * phases pay for at most one revocation in 65 time units.  A trylock
+ * writer that finds biased readers fails; a timed one waits for them
+ * until its deadline.  Use it for locks read far more often than written
+ * (a writer at most every few hundred microseconds); leave it off for
+ * locks written often, for locks taken by very many threads at once in
+ * write mode, and for readers that release their read lock from another
+ * thread than the one that took it (a biased read must be released by its
+ * own thread).  A thread may hold up to 8 biased read locks at once (more
+ * take the count word), and a thread's nested read of a lock it holds
+ * biased nests on its slot.  The rwsem is still not recursive: without
+ * the bias, a nested read may wait behind a writer.  After fork() the
+ * child's table holds only the forking thread's readers.
+ * qlock_rwsem_readers() counts biased readers too (it scans the table);
+ * qlock_rwsem_is_locked() does not see them.  See docs/rwsem.md.
+ */
+#define QLOCK_RWSEM_BIAS_ON      1u
+#define QLOCK_RWSEM_BIAS_CAPABLE 4u
+#define QLOCK_RWSEM_INIT_BIASED \
+	{ 0, 0, 0, 0, 0, QLOCK_RWSEM_BIAS_CAPABLE | QLOCK_RWSEM_BIAS_ON }
+QLOCK_API void qlock_rwsem_init_biased(qlock_rwsem_t *sem);
 
 /* Most readers that hold the lock at once.  One more waits in
  * qlock_down_read()/qlock_down_read_timed() until a reader leaves (so a

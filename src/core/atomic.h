@@ -148,6 +148,19 @@
 #define qa_smp_mb()  __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define qa_smp_rmb() __atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define qa_smp_wmb() __atomic_thread_fence(__ATOMIC_RELEASE)
+/*
+ * A full fence right after a fully ordered RMW (qa_try_cmpxchg, qa_xchg,
+ * ...), as the kernel's smp_mb__after_atomic(): on x86 the locked
+ * instruction is a full barrier already, so only the compiler is stopped;
+ * elsewhere, and in the model and ThreadSanitizer builds (which reason
+ * about C11 fences, not instructions), it is qa_smp_mb().
+ */
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(QLOCK_MODEL) && \
+	!defined(__SANITIZE_THREAD__)
+#define qa_smp_mb__after_rmw() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#else
+#define qa_smp_mb__after_rmw() qa_smp_mb()
+#endif
 /* Stops the compiler (only) from moving accesses across it.  GenMC
  * 0.10.3 takes a signal fence for a thread fence, which would check a
  * stronger program than the one that runs; it has no signal handlers to

@@ -157,6 +157,7 @@
 #include <time.h>
 
 #include "core/atomic.h"
+#include "core/bravo.h"
 #include "core/futex.h"
 #include "core/misuse.h"
 #include "core/spin.h"
@@ -606,3 +607,58 @@ bool qlock_rwlock_is_contended(qlock_rwlock_t *lock)
 
 QRW_DEFINE_VARIANT(qrw_2015_loop, QRW_2015_LOOP)
 QRW_DEFINE_VARIANT(qrw_2015_byte, QRW_2015_BYTE)
+
+/* ---- the read-biased variant (core/bravo.h has the protocol) ------------- *
+ * The underlying lock is the current layout; the bias word sits beside it.
+ * A reader tries its slot first, else takes the count word and turns the
+ * bias back on when it is due; a writer revokes after taking the count
+ * word.  Every lock of the variant may be biased. */
+
+void qlock_biased_read_lock(qlock_rwlock_biased_t *lock)
+{
+	if (qc_bravo_read_try(lock, &lock->bias, QLOCK_RWLOCK_MAX_READERS))
+		return;
+	qrw_read_lock(&lock->rw, QRW_CUR);
+	qc_bravo_reader_locked(&lock->bias, true);
+}
+
+bool qlock_biased_read_trylock(qlock_rwlock_biased_t *lock)
+{
+	if (qc_bravo_read_try(lock, &lock->bias, QLOCK_RWLOCK_MAX_READERS))
+		return true;
+	if (!qrw_read_trylock(&lock->rw, QRW_CUR))
+		return false;
+	qc_bravo_reader_locked(&lock->bias, true);
+	return true;
+}
+
+void qlock_biased_read_unlock(qlock_rwlock_biased_t *lock)
+{
+	if (qc_bravo_read_release(lock))
+		return;
+	qrw_read_unlock(&lock->rw, QRW_CUR);
+}
+
+void qlock_biased_write_lock(qlock_rwlock_biased_t *lock)
+{
+	qrw_write_lock(&lock->rw, QRW_CUR);
+	if (qc_bravo_must_revoke(&lock->bias))
+		(void)qc_bravo_revoke(lock, &lock->bias, UINT64_MAX);
+}
+
+bool qlock_biased_write_trylock(qlock_rwlock_biased_t *lock)
+{
+	if (!qrw_write_trylock(&lock->rw))
+		return false;
+	if (qc_bravo_must_revoke(&lock->bias) &&
+	    !qc_bravo_revoke(lock, &lock->bias, 0)) {
+		qrw_write_unlock(&lock->rw); /* biased readers hold it */
+		return false;
+	}
+	return true;
+}
+
+void qlock_biased_write_unlock(qlock_rwlock_biased_t *lock)
+{
+	qrw_write_unlock(&lock->rw);
+}

@@ -107,6 +107,7 @@
 #include <stddef.h>
 
 #include "core/atomic.h"
+#include "core/bravo.h"
 #include "core/futex.h"
 #include "core/misuse.h"
 #include "core/osq.h"
@@ -394,18 +395,66 @@ QLOCK_API void qlock_rwsem_init(qlock_rwsem_t *sem)
 	qa_write(&sem->owner, 0);
 	sem->wait_list = NULL;
 	qa_write(&sem->osq, 0);
-	sem->pad = 0;
+	sem->bias = 0;
+}
+
+QLOCK_API void qlock_rwsem_init_biased(qlock_rwsem_t *sem)
+{
+	qlock_rwsem_init(sem);
+	qa_write(&sem->bias, QC_BRAVO_CAPABLE | QC_BRAVO_ON);
+}
+
+/*
+ * ---- Read bias (core/bravo.h) ----------------------------------------------
+ * A lock initialised biased has CAPABLE in its bias word (the padding of
+ * the struct); on others the word stays 0 and every path below costs one
+ * load of it.  Readers try their slot first and, after taking the count
+ * word, turn the bias back on when it is due; writers revoke after taking
+ * the count word (a trylock that finds biased readers gives the lock
+ * back and fails, a timed lock waits for them until its deadline).
+ */
+_Static_assert(QLOCK_RWSEM_BIAS_CAPABLE == QC_BRAVO_CAPABLE &&
+	       QLOCK_RWSEM_BIAS_ON == QC_BRAVO_ON, "bias bits");
+
+static inline bool bias_read_try(qlock_rwsem_t *sem)
+{
+	return qc_bravo_read_try(sem, &sem->bias, QLOCK_RWSEM_MAX_READERS);
+}
+
+static inline void bias_read_locked(qlock_rwsem_t *sem)
+{
+	qc_bravo_reader_locked(&sem->bias,
+			       qa_read(&sem->bias) & QC_BRAVO_CAPABLE);
+}
+
+/* Remaining time to an absolute deadline on clk, in ns (0: passed). */
+static uint64_t bias_budget(const struct timespec *abs, clockid_t clk)
+{
+	struct timespec now;
+	int64_t left;
+
+	if (!abs)
+		return UINT64_MAX;
+	clock_gettime(clk, &now);
+	left = (int64_t)(abs->tv_sec - now.tv_sec) * 1000000000 +
+	       (abs->tv_nsec - now.tv_nsec);
+	return left > 0 ? (uint64_t)left : 0;
 }
 
 QLOCK_API void qlock_down_read(qlock_rwsem_t *sem)
 {
+	if (bias_read_try(sem))
+		return;
 	(void)do_down_read(sem, NULL, CLOCK_MONOTONIC, false);
+	bias_read_locked(sem);
 }
 
 QLOCK_API bool qlock_down_read_trylock(qlock_rwsem_t *sem)
 {
 	uint32_t c = qa_read(&sem->count);
 
+	if (bias_read_try(sem))
+		return true;
 	while (!(c & READ_FAILED_MASK) && !((c + READER_BIAS) & READ_FULL)) {
 		/* Acquire pairs with the release of the last writer's unlock. */
 		if (qa_try_cmpxchg_acquire(&sem->count, &c, c + READER_BIAS)) {
@@ -420,6 +469,8 @@ QLOCK_API bool qlock_down_read_trylock_unfair(qlock_rwsem_t *sem)
 {
 	uint32_t c = qa_read(&sem->count);
 
+	if (bias_read_try(sem))
+		return true;
 	while (!(c & WRITER_LOCKED) && !((c + READER_BIAS) & READ_FULL)) {
 		/* Acquire pairs with the release of the last writer's unlock.
 		 * A queued writer (hand-off or not) takes the lock only with
@@ -452,25 +503,40 @@ QLOCK_API bool qlock_down_read_trylock_join(qlock_rwsem_t *sem)
 
 QLOCK_API uint32_t qlock_rwsem_readers(const qlock_rwsem_t *sem)
 {
-	return (qa_read(&sem->count) & READER_MASK) >> READER_SHIFT;
+	uint32_t n = (qa_read(&sem->count) & READER_MASK) >> READER_SHIFT;
+
+	if (qa_read(&sem->bias) & QC_BRAVO_CAPABLE)
+		n += qc_bravo_readers(sem);
+	return n;
 }
 
 QLOCK_API int qlock_down_read_timed(qlock_rwsem_t *sem,
 				    const struct timespec *abs, clockid_t clk)
 {
+	int err;
+
 	if (!timed_args_ok(abs, clk))
 		return EINVAL;
-	return do_down_read(sem, abs, clk, false);
+	if (bias_read_try(sem))
+		return 0;
+	err = do_down_read(sem, abs, clk, false);
+	if (!err)
+		bias_read_locked(sem);
+	return err;
 }
 
 QLOCK_API void qlock_up_read(qlock_rwsem_t *sem)
 {
+	if (qc_bravo_read_release(sem))
+		return;
 	do_up_read(sem, false);
 }
 
 QLOCK_API void qlock_down_write(qlock_rwsem_t *sem)
 {
 	(void)do_down_write(sem, NULL, CLOCK_MONOTONIC, false);
+	if (qc_bravo_must_revoke(&sem->bias))
+		(void)qc_bravo_revoke(sem, &sem->bias, UINT64_MAX);
 }
 
 QLOCK_API bool qlock_down_write_trylock(qlock_rwsem_t *sem)
@@ -480,6 +546,11 @@ QLOCK_API bool qlock_down_write_trylock(qlock_rwsem_t *sem)
 	/* Acquire pairs with the release of the last unlock. */
 	if (qa_try_cmpxchg_acquire(&sem->count, &z, WRITER_LOCKED)) {
 		set_owner(sem);
+		if (qc_bravo_must_revoke(&sem->bias) &&
+		    !qc_bravo_revoke(sem, &sem->bias, 0)) {
+			do_up_write(sem, false); /* biased readers hold it */
+			return false;
+		}
 		return true;
 	}
 	return false;
@@ -488,9 +559,17 @@ QLOCK_API bool qlock_down_write_trylock(qlock_rwsem_t *sem)
 QLOCK_API int qlock_down_write_timed(qlock_rwsem_t *sem,
 				     const struct timespec *abs, clockid_t clk)
 {
+	int err;
+
 	if (!timed_args_ok(abs, clk))
 		return EINVAL;
-	return do_down_write(sem, abs, clk, false);
+	err = do_down_write(sem, abs, clk, false);
+	if (!err && qc_bravo_must_revoke(&sem->bias) &&
+	    !qc_bravo_revoke(sem, &sem->bias, bias_budget(abs, clk))) {
+		do_up_write(sem, false);
+		return ETIMEDOUT;
+	}
+	return err;
 }
 
 QLOCK_API void qlock_up_write(qlock_rwsem_t *sem)

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "core/model.c"
+#include "core/bravo.c"
 #include "core/futex.c"
 #include "core/misuse.c"
 #include "core/slot.c"

@@ -30,6 +30,19 @@ QRW_REG_OPS(qrw_cur)
 QRW_REG_OPS(qrw_2015_loop)
 QRW_REG_OPS(qrw_2015_byte)
 
+/* The read-biased variant (qlock_biased_*). */
+static int qrb_init(void *l)
+{
+	*(qlock_rwlock_biased_t *)l = (qlock_rwlock_biased_t)QLOCK_RWLOCK_BIASED_INIT;
+	return 0;
+}
+static void qrb_wr(void *l) { qlock_biased_write_lock(l); }
+static void qrb_wrun(void *l) { qlock_biased_write_unlock(l); }
+static bool qrb_trywr(void *l) { return qlock_biased_write_trylock(l); }
+static void qrb_rd(void *l) { qlock_biased_read_lock(l); }
+static void qrb_rdun(void *l) { qlock_biased_read_unlock(l); }
+static bool qrb_tryrd(void *l) { return qlock_biased_read_trylock(l); }
+
 #define QRW_ENTRY(n, d, p)                                                    \
 	{ .name = n, .desc = d, .kind = LR_RWLOCK,                            \
 	  .size = sizeof(qlock_rwlock_t), .stats_class = "qrwlock",           \
@@ -47,5 +60,11 @@ const struct lr_lock lr_qrwlock[] = {
 	QRW_ENTRY("qrwlock-2015-byte",
 		  "qrwlock 2015 layout, WAITING set by a byte cmpxchg (seed 000 after)",
 		  qrw_2015_byte),
+	{ .name = "qrwlock-biased",
+	  .desc = "qrwlock with read bias (BRAVO: readers publish in a table of visible readers; qlock_biased_*)",
+	  .kind = LR_RWLOCK, .size = sizeof(qlock_rwlock_biased_t),
+	  .stats_class = "qrwlock", .init = qrb_init, .lock = qrb_wr,
+	  .unlock = qrb_wrun, .trylock = qrb_trywr, .rdlock = qrb_rd,
+	  .rdunlock = qrb_rdun, .tryrdlock = qrb_tryrd },
 	{ .name = NULL },
 };

@@ -34,6 +34,9 @@ static void rf_rdun(void *l) { qrwsem_front_up_read(l); }
 static int rf_trd(void *l, const struct timespec *abs)
 { return qrwsem_front_down_read_timed(l, abs, CLOCK_MONOTONIC); }
 
+/* "rwsem-biased": the same, initialised with read bias. */
+static int rb_init(void *l) { qlock_rwsem_init_biased(l); return 0; }
+
 #define RS_ENTRY(n, d, p)                                                     \
 	{ .name = n, .desc = d, .kind = LR_RWLOCK,                            \
 	  .size = sizeof(qlock_rwsem_t), .stats_class = "rwsem",              \
@@ -49,5 +52,12 @@ const struct lr_lock lr_rwsem[] = {
 	RS_ENTRY("rwsem-wake-front",
 		 "rwsem waking only the readers before the first queued writer (seed 002 before)",
 		 rf),
+	{ .name = "rwsem-biased",
+	  .desc = "rwsem with read bias (BRAVO: readers publish in a table of visible readers)",
+	  .kind = LR_RWLOCK, .size = sizeof(qlock_rwsem_t), .stats_class = "rwsem",
+	  .init = rb_init, .lock = rs_wr, .unlock = rs_wrun,
+	  .trylock = rs_trywr, .timedlock = rs_twr,
+	  .rdlock = rs_rd, .rdunlock = rs_rdun, .tryrdlock = rs_tryrd,
+	  .timedrdlock = rs_trd },
 	{ .name = NULL },
 };

@@ -127,6 +127,14 @@ static void shim_tune_defaults(void)
 		(void)qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, SHIM_HANDOFF_NS);
 }
 
+/* QLOCK_RWLOCK_BIAS=0 turns the rwlocks' read bias off (rwlock.c). */
+static __attribute__((noinline)) uint8_t rwlock_bias_default(void)
+{
+	const char *v = getenv("QLOCK_RWLOCK_BIAS");
+
+	return shim_ralg != RALG_GLIBC && !(v && strcmp(v, "0") == 0);
+}
+
 void shim_setup(void)
 {
 	int expect = 0;
@@ -158,6 +166,7 @@ void shim_setup(void)
 			   : SHIM_FAST_ON);
 
 	qa_write(&shim_mutex_fast, shim_malg == MALG_TP ? fast : 0u);
+	qa_write(&shim_rwlock_bias, rwlock_bias_default());
 	qa_write(&shim_rwlock_fast, shim_ralg == RALG_TP ||
 				     shim_ralg == RALG_QRWLOCK ? fast : 0u);
 	qa_write_release(&shim_state, 2);

@@ -49,12 +49,41 @@
  * (QLOCK_RWLOCK_MAX_READERS, QLOCK_RWSEM_MAX_READERS,
  * QLOCK_TP_RWLOCK_MAX_READERS) rather than let the count wrap; the
  * drop-in answers EAGAIN, as glibc past its own limit.
+ *
+ * Read bias (BRAVO, core/bravo.h): while a process-private rwlock's bias
+ * word (struct qrw's `bias`, over glibc's __pad1) is on, a reader takes no
+ * lock word at all: it publishes the lock in its slot of the process-wide
+ * table of visible readers.  A reader that takes the algorithm's lock
+ * turns the bias on when it is due (QLOCK_RWLOCK_BIAS=0: never); a writer
+ * that takes the algorithm's lock and finds the bias on revokes it and
+ * waits for the biased readers.  Every guarantee below holds with it:
+ *  - a biased read is a read: the statistics, the profile and lockdep see
+ *    it through the same entry points, rd_held records it;
+ *  - a thread that holds a biased read and reads again nests on its slot
+ *    (the writer waits for that slot anyway);
+ *  - a writer never waits without bound for biased readers while holding
+ *    the algorithm's lock: after RW_BIAS_STEP_NS it releases it (readers
+ *    that queued behind it get in, as glibc would let them), takes it
+ *    again and waits again, the bias kept off meanwhile; a trylock writer
+ *    that finds biased readers answers EBUSY, a timed one waits for them
+ *    until its deadline;
+ *  - the reader limit: a thread nests at most the algorithm's limit of
+ *    biased reads on its slot, then counts in the lock word (EAGAIN there);
+ *  - a biased read unlock stores NULL into its slot and does not touch the
+ *    lock: a lock may be destroyed and freed right after its last unlock;
+ *  - fork: the child's table keeps only the forking thread's slots
+ *    (core/bravo.c's atfork handler).
+ * Process-shared rwlocks go to glibc and never take the bias (the table
+ * is per process); PREFER_WRITER_NONRECURSIVE_NP rwlocks never take it
+ * either (a biased reader does not see a writer that waits for the lock,
+ * and that kind keeps glibc's strict writer preference).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
 
+#include "core/bravo.h"
 #include "entry.h"
 #include "lockdep.h"
 #include "shim.h"
@@ -242,6 +271,87 @@ static inline void rw_record_writer(struct qrw *q, uint64_t id)
 		qa_write(&q->writer, id);
 }
 
+#define RW_DEFER_NS 1000000u /* a reader's longest deferral to one writer */
+
+/* ---- read bias ----------------------------------------------------------- */
+
+/* A writer that waits longer than this for biased readers while holding
+ * the algorithm's lock steps back (see the top of this file). */
+#define RW_BIAS_STEP_NS ((uint64_t)RW_DEFER_NS) /* 1 ms, as a reader's deferral */
+
+/* The algorithm's reader limit: most biased reads a thread nests. */
+static inline uint32_t rw_bias_max(void)
+{
+	RA_SWITCH(return QLOCK_RWLOCK_MAX_READERS,
+		  return QLOCK_RWSEM_MAX_READERS,
+		  return QLOCK_TP_RWLOCK_MAX_READERS,
+		  return 0)
+}
+
+/* A read through the caller's slot: the bias is on, or the caller holds
+ * the lock so already (it nests). */
+static inline bool rw_bias_read(struct qrw *q)
+{
+	return qc_bravo_read_try(q, &q->bias, rw_bias_max()) ||
+	       (qa_unlikely(qc_bravo_me.n != 0) &&
+		qc_bravo_read_nest(q, rw_bias_max()));
+}
+
+/* After a read through the algorithm's lock: turn the bias on if due.
+ * Not for PREFER_WRITER_NONRECURSIVE_NP: a biased reader does not see a
+ * writer that waits for the lock, and that kind keeps glibc's strict
+ * writer preference. */
+static inline void rw_bias_read_locked(struct qrw *q)
+{
+	qc_bravo_reader_locked(&q->bias,
+			       qa_read(&shim_rwlock_bias) != 0 &&
+			       q->flags != PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+}
+
+static int64_t rw_ns_left(clockid_t clk, const struct timespec *abs);
+static inline bool rw_kind_joins(const struct qrw *q);
+
+/*
+ * A writer that holds the algorithm's lock and must revoke the bias
+ * (mode 0 block, 1 try, 2 timed): 0 with the lock held and no biased
+ * reader left, else EBUSY or ETIMEDOUT with the lock released.
+ */
+static __attribute__((noinline)) int rw_bias_revoke(struct qrw *q, int mode,
+						    clockid_t clk,
+						    const struct timespec *abs)
+{
+	for (;;) {
+		uint64_t budget = mode == 1 ? 0 : RW_BIAS_STEP_NS;
+
+		if (mode == 2) {
+			int64_t left = rw_ns_left(clk, abs);
+
+			if (left < (int64_t)budget)
+				budget = left > 0 ? (uint64_t)left : 0;
+		}
+		if (qc_bravo_revoke(q, &q->bias, budget))
+			return 0;
+		ra_wrunlock(q->alg);
+		if (mode == 1)
+			return EBUSY;
+		if (mode == 2 && shim_deadline_passed(clk, abs))
+			return ETIMEDOUT;
+		sched_yield(); /* the readers queued behind us go first */
+		if (mode == 0 && rw_kind_joins(q)) {
+			ra_wrlock_bounded(q->alg, RW_DEFER_NS);
+		} else if (mode == 0) {
+			ra_wrlock(q->alg);
+		} else {
+			int err = ra_timedwrlock(q->alg, clk, abs);
+
+			if (err)
+				return err;
+		}
+		if (!qc_bravo_must_revoke(&q->bias))
+			return 0; /* another writer saw them go */
+	}
+}
+
 /* A reader that holds the lock already: in at once unless the count is
  * full, whatever waits (0 or EAGAIN). */
 static int rw_rdlock_recursive(struct qrw *q)
@@ -254,7 +364,6 @@ static int rw_rdlock_recursive(struct qrw *q)
 	return 0;
 }
 
-#define RW_DEFER_NS 1000000u /* a reader's longest deferral to one writer */
 
 /* Are readers glibc's (they join readers past waiting writers, after the
  * deferral), or does the kind keep strict writer preference? */
@@ -298,19 +407,10 @@ static int rw_rdlock_deferring(struct qrw *q, int mode, clockid_t clk,
 	}
 }
 
-/* mode: 0 block, 1 try, 2 timed */
-static inline int rw_rdlock_qlock(struct qrw *q, int mode, clockid_t clk,
-				  const struct timespec *abs)
+/* mode: 0 block, 1 try, 2 timed; through the algorithm's lock */
+static inline int rw_rdlock_alg(struct qrw *q, int mode, clockid_t clk,
+				const struct timespec *abs)
 {
-	/* As glibc: a NULL deadline is none, and then the clock is not
-	 * looked at. */
-	if (mode == 2 && !abs)
-		mode = 0;
-	/* glibc's order: a bad deadline first, then the deadlock check. */
-	if (mode == 2 && (!clock_ok(clk) || !nsec_ok(abs)))
-		return EINVAL;
-	if (mode != 1 && rw_write_held_by_me(q))
-		return EDEADLK;
 	if (ra_tryrdlock(q->alg))
 		return 0;
 	if (q->flags != PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP &&
@@ -338,6 +438,28 @@ static inline int rw_rdlock_qlock(struct qrw *q, int mode, clockid_t clk,
 	default:
 		return ra_timedrdlock(q->alg, clk, abs);
 	}
+}
+
+static inline int rw_rdlock_qlock(struct qrw *q, int mode, clockid_t clk,
+				  const struct timespec *abs)
+{
+	int err;
+
+	/* As glibc: a NULL deadline is none, and then the clock is not
+	 * looked at. */
+	if (mode == 2 && !abs)
+		mode = 0;
+	/* glibc's order: a bad deadline first, then the deadlock check. */
+	if (mode == 2 && (!clock_ok(clk) || !nsec_ok(abs)))
+		return EINVAL;
+	if (mode != 1 && rw_write_held_by_me(q))
+		return EDEADLK;
+	if (rw_bias_read(q))
+		return 0;
+	err = rw_rdlock_alg(q, mode, clk, abs);
+	if (err == 0)
+		rw_bias_read_locked(q);
+	return err;
 }
 
 static inline int rw_rdlock(pthread_rwlock_t *r, int mode, clockid_t clk,
@@ -394,6 +516,11 @@ static inline int rw_wrlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 		if (err)
 			return err;
 	}
+	if (qc_bravo_must_revoke(&q->bias)) {
+		err = rw_bias_revoke(q, mode, clk, abs);
+		if (err)
+			return err;
+	}
 	rw_record_writer(q, self_id());
 	return 0;
 }
@@ -409,7 +536,8 @@ static inline int rw_unlock(pthread_rwlock_t *r)
 		ra_wrunlock(q->alg);
 	} else {
 		rd_untrack(r);
-		ra_rdunlock(q->alg);
+		if (!qc_bravo_read_release(q))
+			ra_rdunlock(q->alg);
 	}
 	return 0;
 }
@@ -453,7 +581,7 @@ static inline bool rw_fast_ok(uint8_t f, const struct qrw *q)
 /* The algorithms' inline paths, each expanded in every entry point that
  * takes it (always_inline: an unlock that calls out loses what the
  * inline path saves). */
-static inline __attribute__((always_inline)) bool rw_rdlock_fast_alg(struct qrw *q)
+static inline __attribute__((always_inline)) bool rw_rdlock_fast_word(struct qrw *q)
 {
 #ifdef SHIM_WITH_QRWLOCK
 	if (shim_ralg == RALG_QRWLOCK)
@@ -465,6 +593,20 @@ static inline __attribute__((always_inline)) bool rw_rdlock_fast_alg(struct qrw 
 	(void)q;
 	return false;
 #endif
+}
+
+/* Biased when the bias is on, else the algorithm's word (and then the
+ * bias turned on if due). */
+static inline __attribute__((always_inline)) bool rw_rdlock_fast_alg(struct qrw *q)
+{
+	if (qa_read(&q->bias) & QC_BRAVO_ON) {
+		if (qa_likely(qc_bravo_read_try(q, &q->bias, rw_bias_max())))
+			return true;
+	}
+	if (!rw_rdlock_fast_word(q))
+		return false;
+	rw_bias_read_locked(q);
+	return true;
 }
 
 static inline bool rw_rdlock_fast(pthread_rwlock_t *r)
@@ -483,9 +625,15 @@ static inline __attribute__((always_inline)) bool rw_wrlock_fast_alg(struct qrw 
 	if (shim_ralg == RALG_QRWLOCK) {
 		uint64_t me = self_id_cached(); /* 0: the general path fills it */
 
-		if (qa_unlikely(me == 0) ||
+		if (qa_unlikely(me == 0) || qc_bravo_must_revoke(&q->bias) ||
 		    !qrw_cur_write_lock_fast((qlock_rwlock_t *)q->alg))
 			return false;
+		/* A reader may have turned the bias on just before its
+		 * unlock let us in: the general path revokes it. */
+		if (qc_bravo_must_revoke(&q->bias)) {
+			qlock_write_unlock((qlock_rwlock_t *)q->alg);
+			return false;
+		}
 		qa_write(&q->writer, me); /* rw_record_writer(), qrwlock */
 		return true;
 	}
@@ -493,8 +641,14 @@ static inline __attribute__((always_inline)) bool rw_wrlock_fast_alg(struct qrw 
 #ifdef SHIM_WITH_TP
 	uint32_t tid = tp_self_tid_cached(); /* 0: the general path fills it */
 
-	return qa_likely(tid != 0) &&
-	       tp_rwlock_wrlock_fast((qlock_tp_rwlock_t *)q->alg, tid);
+	if (qa_unlikely(tid == 0) || qc_bravo_must_revoke(&q->bias) ||
+	    !tp_rwlock_wrlock_fast((qlock_tp_rwlock_t *)q->alg, tid))
+		return false;
+	if (qc_bravo_must_revoke(&q->bias)) { /* as above */
+		qlock_tp_rwlock_wrunlock((qlock_tp_rwlock_t *)q->alg);
+		return false;
+	}
+	return true;
 #else
 	return false;
 #endif
@@ -516,7 +670,8 @@ static inline __attribute__((always_inline)) bool rw_unlock_fast_qrwlock(struct 
 
 	if (w == 0) {
 		rd_untrack(q);
-		qrw_cur_read_unlock(l); /* misuse is reported there */
+		if (!qc_bravo_read_release(q))
+			qrw_cur_read_unlock(l); /* misuse is reported there */
 		return true;
 	}
 	if (w != self_id_cached()) /* 0 if never cached: not the writer */
@@ -538,6 +693,10 @@ static inline __attribute__((always_inline)) bool rw_unlock_fast_alg(struct qrw 
 	qlock_tp_rwlock_t *tp = (qlock_tp_rwlock_t *)q->alg;
 	uint32_t v, tid;
 
+	if (qc_bravo_read_release(q)) { /* a biased read */
+		rd_untrack(q);
+		return true;
+	}
 	/* The TP word names its writer: a shared word is a read unlock, our
 	 * own tid a write unlock. */
 	v = qa_read(&tp->val);

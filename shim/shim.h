@@ -43,6 +43,8 @@
  *  28  __shared  non-zero = process-shared = glibc-owned
  *  32  __rwelision, __pad1: blocked realtime writers (count, top
  *                priority; see rwlock.c)
+ *  36  __pad1[3..6]: the read bias word (rwlock.c; 0 = bias off, turned
+ *                on by the first readers)
  *  40  __pad2    64-bit id of the writer (pthread_self()), 0 if none;
  *                qrwlock and rwsem only (the TP word names its writer)
  *  48  __flags   glibc's kind (kept, so the initialisers stay valid)
@@ -110,7 +112,7 @@ struct qrw {                     /* overlay of pthread_rwlock_t */
 	int32_t cur_writer;      /* __cur_writer: unused, stays 0 */
 	int32_t shared;          /* __shared */
 	uint32_t rt_writers;     /* x86-64 __rwelision, __pad1[0..2]; else __pad1: rwlock.c */
-	uint32_t pad1;           /* __pad1[3..6] */
+	uint32_t bias;           /* __pad1[3..6]: read bias word (rwlock.c, core/bravo.h) */
 	uint64_t writer;         /* __pad2 */
 	uint32_t flags;          /* __flags */
 };

@@ -37,6 +37,7 @@ const char *shim_alg_name(const char *what)
 int shim_state;
 uint8_t shim_mutex_fast;
 uint8_t shim_rwlock_fast;
+uint8_t shim_rwlock_bias;
 bool shim_stats_on;
 bool shim_verbose;
 __thread uint64_t shim_self_cache __attribute__((tls_model("initial-exec")));

@@ -52,7 +52,8 @@ static bool bravo_inhibit_passed(uint32_t b, uint64_t now)
 
 void qc_bravo_enable_slow(uint32_t *bias, uint32_t b)
 {
-	if (!bravo_inhibit_passed(b, qc_now_ns()))
+	if ((b & ~QC_BRAVO_CAPABLE) != 0 &&
+	    !bravo_inhibit_passed(b, qc_now_ns()))
 		return;
 	/* B4: release, so that a biased reader that sees ON sees the
 	 * critical sections that came before ours.  A failed cmpxchg: a

@@ -247,7 +247,7 @@ void qc_bravo_enable_slow(uint32_t *bias, uint32_t b);
 /*
  * A reader that holds the underlying lock: turn the bias on if `capable`
  * and the inhibit time has passed (the clock is read once in eight
- * calls of a thread).
+ * calls of a thread; a lock never revoked, inhibit-until 0, at once).
  */
 static inline void qc_bravo_reader_locked(uint32_t *bias, bool capable)
 {
@@ -255,7 +255,7 @@ static inline void qc_bravo_reader_locked(uint32_t *bias, bool capable)
 
 	if (qa_likely(b & QC_BRAVO_ON) || !capable)
 		return;
-	if (qa_likely(++qc_bravo_me.slow & 7u))
+	if ((b & ~QC_BRAVO_CAPABLE) != 0 && qa_likely(++qc_bravo_me.slow & 7u))
 		return;
 	qc_bravo_enable_slow(bias, b);
 }

@@ -275,6 +275,31 @@ static inline void rw_record_writer(struct qrw *q, uint64_t id)
 
 /* ---- read bias ----------------------------------------------------------- */
 
+/*
+ * A read unlock by a thread that holds no biased read of the rwlock: if
+ * the lock word counts no reader and biased readers may exist, it
+ * releases another thread's biased read (glibc lets any thread release a
+ * read lock).  true when it did.
+ */
+static __attribute__((noinline)) bool rw_bias_unlock_foreign(struct qrw *q)
+{
+	uint32_t n;
+
+	RA_SWITCH(n = qlock_rwlock_readers(RA_QRW(q->alg)); break,
+		  n = qlock_rwsem_readers(RA_SEM(q->alg)); break,
+		  n = qlock_tp_rwlock_readers(RA_TP(q->alg)); break,
+		  n = 1)
+	return n == 0 && qc_bravo_release_foreign(q);
+}
+
+static inline bool rw_bias_unlock(struct qrw *q)
+{
+	if (qc_bravo_read_release(q))
+		return true;
+	return qa_unlikely(qa_read(&q->bias) & (QC_BRAVO_ON | QC_BRAVO_HOLD)) &&
+	       rw_bias_unlock_foreign(q);
+}
+
 /* A writer that waits longer than this for biased readers while holding
  * the algorithm's lock steps back (see the top of this file). */
 #define RW_BIAS_STEP_NS ((uint64_t)RW_DEFER_NS) /* 1 ms, as a reader's deferral */
@@ -536,7 +561,7 @@ static inline int rw_unlock(pthread_rwlock_t *r)
 		ra_wrunlock(q->alg);
 	} else {
 		rd_untrack(r);
-		if (!qc_bravo_read_release(q))
+		if (!rw_bias_unlock(q))
 			ra_rdunlock(q->alg);
 	}
 	return 0;
@@ -670,7 +695,7 @@ static inline __attribute__((always_inline)) bool rw_unlock_fast_qrwlock(struct 
 
 	if (w == 0) {
 		rd_untrack(q);
-		if (!qc_bravo_read_release(q))
+		if (!rw_bias_unlock(q))
 			qrw_cur_read_unlock(l); /* misuse is reported there */
 		return true;
 	}
@@ -693,7 +718,7 @@ static inline __attribute__((always_inline)) bool rw_unlock_fast_alg(struct qrw 
 	qlock_tp_rwlock_t *tp = (qlock_tp_rwlock_t *)q->alg;
 	uint32_t v, tid;
 
-	if (qc_bravo_read_release(q)) { /* a biased read */
+	if (rw_bias_unlock(q)) { /* a biased read */
 		rd_untrack(q);
 		return true;
 	}

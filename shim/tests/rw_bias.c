@@ -11,7 +11,8 @@
  *                      rwlock: a writer that waits for a reader, then
  *                      destroys and frees it); fork while the forking
  *                      thread holds a read lock: in the child, trywrlock
- *                      is EBUSY until it unlocks, then 0.
+ *                      is EBUSY until it unlocks, then 0; a read lock
+ *                      released by another thread than its reader.
  *   rw_bias ghost      (drop-in only; exit 77 without it) fork while
  *                      another thread holds a biased read lock: the
  *                      child's table has no slot of that thread, so the
@@ -168,6 +169,33 @@ static void fork_own_reader(void)
 	printf("parent: child exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
+/* glibc lets another thread release a read lock: a biased one too. */
+static void *reader_leaves_it(void *arg)
+{
+	if (pthread_rwlock_rdlock(arg) != 0)
+		abort();
+	return NULL;
+}
+
+static void foreign_unlock(void)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, reader_leaves_it, &rw);
+	pthread_join(t, NULL);
+	printf("trywrlock while another thread's read is held: %s\n",
+	       err_name(pthread_rwlock_trywrlock(&rw)));
+	printf("unlock of that read here: %s\n", err_name(pthread_rwlock_unlock(&rw)));
+	int e = pthread_rwlock_trywrlock(&rw);
+	printf("trywrlock after: %s\n", err_name(e));
+	if (e == 0)
+		pthread_rwlock_unlock(&rw);
+	e = pthread_rwlock_rdlock(&rw);
+	printf("rdlock after: %s\n", err_name(e));
+	if (e == 0)
+		pthread_rwlock_unlock(&rw);
+}
+
 static int ghost(void)
 {
 	static pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
@@ -209,5 +237,6 @@ int main(int argc, char **argv)
 	writers_against_reader();
 	lifetime();
 	fork_own_reader();
+	foreign_unlock();
 	return 0;
 }

@@ -133,6 +133,18 @@ bool qc_bravo_revoke(const void *lock, uint32_t *bias, uint64_t budget_ns)
 	return true;
 }
 
+bool qc_bravo_release_foreign(const void *lock)
+{
+	for (uint32_t i = 0; i < QC_BRAVO_SLOTS; i++) {
+		const void *cur = lock;
+
+		if (qa_read(&qc_bravo_table[i]) == lock &&
+		    qa_try_cmpxchg_release(&qc_bravo_table[i], &cur, NULL))
+			return true; /* B2 */
+	}
+	return false;
+}
+
 uint32_t qc_bravo_readers(const void *lock)
 {
 	uint32_t n = 0;

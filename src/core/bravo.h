@@ -159,12 +159,29 @@ static inline bool qc_bravo_read_nest(const void *lock, uint32_t max)
 
 	for (uint32_t i = 0; i < me->n; i++)
 		if (me->held[i].lock == lock) {
+			/* Another thread released it for us: a stale entry. */
+			if (qa_read(&qc_bravo_table[me->held[i].slot]) != lock) {
+				me->held[i] = me->held[--me->n];
+				return false;
+			}
 			if (me->held[i].depth >= max)
 				return false;
 			me->held[i].depth++;
 			return true;
 		}
 	return false;
+}
+
+/* Drop the calling thread's entry for `lock`, if any. */
+static inline void qc_bravo_forget(const void *lock)
+{
+	struct qc_bravo_self *me = &qc_bravo_me;
+
+	for (uint32_t i = 0; i < me->n; i++)
+		if (me->held[i].lock == lock) {
+			me->held[i] = me->held[--me->n];
+			return;
+		}
 }
 
 /*
@@ -196,6 +213,8 @@ static inline bool qc_bravo_read_try(const void *lock, uint32_t *bias,
 	qa_smp_mb__after_rmw(); /* B1: publish s, then read the bias (F1) */
 #endif
 	if (qa_likely(qa_read_acquire(bias) & QC_BRAVO_ON)) { /* B4 */
+		if (qa_unlikely(me->n != 0))
+			qc_bravo_forget(lock); /* a stale entry (see above) */
 		me->held[me->n].lock = lock;
 		me->held[me->n].slot = s;
 		me->held[me->n].depth = 1;
@@ -230,6 +249,16 @@ static inline bool qc_bravo_read_release(const void *lock)
 	}
 	return false;
 }
+
+/*
+ * A read unlock by a thread that holds no biased read of `lock`, while no
+ * reader is counted in the lock word and the bias word says biased
+ * readers may exist (ON or HOLD): another thread's biased read, released
+ * here (the pthread drop-in allows it, as glibc does).  true when a slot
+ * naming `lock` was freed.  The owner's entry goes stale; its thread finds
+ * it so (its slot no longer names the lock) and drops it.
+ */
+bool qc_bravo_release_foreign(const void *lock);
 
 /* Does the calling thread hold `lock` through its slot? */
 static inline bool qc_bravo_read_held(const void *lock)

@@ -184,11 +184,12 @@ launcher() { # combo -> the words that run a program under it
 	if [ "$1" = plain ]; then L=(env)
 	else L=("$qrun" "--mutex=${1%/*}" "--rwlock=${1#*/}"); fi
 }
-# run TIMEOUT LOGFILE CMD...: the exit status, 124 for a time-out
+# run TIMEOUT LOGFILE CMD...: the exit status, 124 for a time-out; no
+# terminal to read from (under timeout a program is not in the foreground)
 run() {
 	local t=$1 log=$2
 	shift 2
-	timeout -k 10 "$t" "$@" >>"$log" 2>&1
+	timeout -k 10 "$t" "$@" </dev/null >>"$log" 2>&1
 }
 note_rc() { [ "$1" = 124 ] || [ "$1" = 137 ] && echo "timed out after $2 s (a hang)"; }
 

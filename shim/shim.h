@@ -10,9 +10,10 @@
  * spin.c); the shapes of their lock entry points, with the lockdep and
  * statistics hooks, are written once in entry.h.  Below them: config.c
  * (environment, algorithm choice, set-up; config.h), the algorithm
- * adapters (adapt.h), fork.c (fork.h), the statistics (stats.c,
- * lockstat.c, profile.c, report.c) and lockdep, and at the bottom the
- * process-wide state (state.h), which depends on none of them.
+ * adapters (adapt.h), fork.c (fork.h), the diagnostics in doctor/
+ * (statistics: stats.c, lockstat.c, profile.c, report.c; lockdep.c,
+ * deadlock.c), and at the bottom the process-wide state (state.h), which
+ * depends on none of them.
  *
  * Interposition: every entry point here is an *unversioned* definition.
  * The dynamic linker lets an unversioned definition in an object that

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "core"))  # validate_json
 import validate_json  # noqa: E402
 
 # Mutexes without a condition variable of their own: never in an app cell.

@@ -2,10 +2,9 @@
 /*
  * Lock lookup for lockbench: the harness registry, by name only.
  *
- * A build configured with -DLOCKBENCH_DEV_LOCKS=ON also sees the stand-in
- * locks of bench/dev/dev_locks.c, for developing lockbench before a lock
- * family lands.  They are consulted only for names the registry does not
- * have, and are never built by default.
+ * The test-only lockbench_dev (LOCKBENCH_DEV_LOCKS) also sees the locks of
+ * bench/core/broken_lock.c, consulted only for names the registry does
+ * not have; the installed lockbench never carries them.
  */
 #include <string.h>
 

@@ -100,9 +100,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/stats.h"
+#include "core/lockevent.h"
+#include "contention.h"
 #include "lockdep.h"
-#include "lockstat.h"
 #include "shim.h"
 #include "symbolize.h"
 

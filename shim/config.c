@@ -17,7 +17,7 @@
 #include "lockdep.h"
 #include "qlock/qlock.h"
 #include "state.h"
-#include "stats.h"
+#include "exit_report.h"
 
 static bool malg_built(enum shim_malg a)
 {

@@ -13,7 +13,7 @@
 #define QLOCK_SHIM_ENTRY_H
 
 #include "lockdep.h"
-#include "lockstat.h"
+#include "contention.h"
 #include "profile.h"
 #include "state.h"
 #include "symbolize.h"
@@ -77,7 +77,7 @@ static inline const struct timespec *shim_deadline(const struct timespec *abs)
  * NAME_general, counted by the statistics: its first try is
  * `first_try(l, missed)` (0 or EBUSY; `missed`: the inline path has just
  * found the lock held); TRY and the timed calls are not counted
- * (lockstat.h).
+ * (contention.h).
  */
 #define SHIM_LOCK_CALLS(T, NAME, TRY, TIMED, CLOCK, fast, lock_fast, acquire, \
 			first_try, obj, kind)                                \

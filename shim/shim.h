@@ -11,7 +11,7 @@
  * statistics hooks, are written once in entry.h.  Below them: config.c
  * (environment, algorithm choice, set-up; config.h), the algorithm
  * adapters (adapt.h), fork.c (fork.h), the diagnostics in doctor/
- * (statistics: stats.c, lockstat.c, profile.c, report.c; lockdep.c,
+ * (statistics: exit_report.c, contention.c, profile.c, report.c; lockdep.c,
  * deadlock.c), and at the bottom the process-wide state (state.h), which
  * depends on none of them.
  *

@@ -4,7 +4,7 @@
  * functions, the algorithm serving each object class, how far the set-up
  * has come, the switches the statistics set and the per-thread id cache.
  * Every other unit may read it; it calls none of them.  config.c fills
- * it in at set-up (shim_setup()), stats.c and profile.c turn the
+ * it in at set-up (shim_setup()), exit_report.c and profile.c turn the
  * statistics on.
  */
 #ifndef QLOCK_SHIM_STATE_H
@@ -99,7 +99,7 @@ extern uint8_t shim_rwlock_bias;
 /* ---- statistics switches ------------------------------------------------- */
 
 /* QLOCK_STATS (or the profile) is on: the lock entry points also count
- * per lock (lockstat.h). */
+ * per lock (contention.h). */
 extern bool shim_stats_on;
 /* QLOCK_VERBOSE: the reports add the internal counters. */
 extern bool shim_verbose;

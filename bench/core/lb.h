@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "qlock/qlock.h"
 #include "lockreg.h"
 

@@ -27,7 +27,7 @@
 
 #include "core/atomic.h"
 #include "core/futex.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "lb.h"
 #include "waittime.h"
 

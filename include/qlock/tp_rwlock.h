@@ -15,7 +15,7 @@
  * SHARED and no WAITERS/SHARED_UNLOCK); writers with cmpxchg 0 -> tid.
  * Writers are preferred (a waiting writer stops new readers), and the
  * hand-off to the top waiter bounds every wait.  Contending readers form
- * a group behind the first one (seed 004).  See docs/tp-locks.md.
+ * a group behind the first one.  See docs/tp-locks.md.
  *
  * 32 bytes, zero-initialised = unlocked, no destructor.  Not recursive
  * (a read lock taken again while a writer waits can deadlock).

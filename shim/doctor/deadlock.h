@@ -7,7 +7,7 @@
  * waiting call site and the holder's locking call site.
  *
  * The watchdog is fed by a snapshot function: the profile's thread records
- * (lockstat.c, QLOCK_PROFILE) or lockdep's held-lock stacks register one
+ * (contention.c, QLOCK_PROFILE) or lockdep's held-lock stacks register one
  * with shim_deadlock_setup() (the last registered serves).  It starts at
  * the first contended wait after that (shim_deadlock_arm(), from the
  * waiting thread; cheap after the first call), so a program that never

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What lockstat.c records and profile.c reports (QLOCK_PROFILE): the
+ * What contention.c records and profile.c reports (QLOCK_PROFILE): the
  * per-lock rows, their details (allocated when a lock is first contended,
  * or a condition variable first used), and the per-thread records with
  * each thread's held-lock stack and the lock it waits for; and the hooks'
@@ -14,7 +14,7 @@
 
 #include "core/atomic.h"
 #include "core/futex.h"
-#include "lockstat.h"
+#include "contention.h"
 #include "stacks.h"
 
 #define LS_BITS 14

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "report.h"
 
 /* Append to the report, truncating at the end of the buffer. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The drop-in's reports (report.c): QLOCK_STATS (stats.c) and the
+ * The drop-in's reports (report.c): QLOCK_STATS (exit_report.c) and the
  * profile (profile.c) build theirs in a caller's buffer, one section
  * after another, and put it out in one write.
  */

@@ -21,7 +21,7 @@
 
 #include "core/atomic.h"
 #include "core/futex.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 
 #define TICKET_OWNER_SHIFT 0
 #define TICKET_NEXT_ONE    (1u << 16)

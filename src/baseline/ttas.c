@@ -17,7 +17,7 @@
 
 #include "core/atomic.h"
 #include "core/futex.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 
 void ttas_init(struct ttas_lock *l)
 {

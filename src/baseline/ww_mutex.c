@@ -24,7 +24,7 @@
 
 #include "core/atomic.h"
 #include "core/futex.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 
 enum { WW_FREE = 0, WW_LOCKED = 1, WW_CONTENDED = 2 };
 

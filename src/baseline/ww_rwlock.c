@@ -53,7 +53,7 @@
 
 #include "core/atomic.h"
 #include "core/futex.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 
 #define WR_LOCKED 0x1u
 #define CONTEND   0x2u

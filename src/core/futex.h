@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Futex layer: wait and wake on 32-bit words, private to the process,
- * counted per lock class and operation (see stats.h).
+ * counted per lock class and operation (see lockevent.h).
  *
  * qc_futex_wait() returns 0 when the caller must look at the word again
  * (woken, spurious wake-up, the word no longer held `val`, or a signal):
@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "stats.h"
+#include "lockevent.h"
 
 int qc_futex_wait(uint32_t *uaddr, uint32_t val, const struct timespec *abs,
 		  clockid_t clk, enum qc_class c, enum qc_op op);

@@ -69,7 +69,7 @@
 #include "atomic.h"
 #include "futex.h"
 #include "slot.h"
-#include "stats.h"
+#include "lockevent.h"
 #include "testhook.h"
 
 struct osq_node {

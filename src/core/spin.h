@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "atomic.h"
-#include "stats.h"
+#include "lockevent.h"
 
 /* Tunables (see qlock/qlock.h for names, defaults and variables). */
 struct qc_tunables {

@@ -161,7 +161,7 @@
 #include "core/futex.h"
 #include "core/misuse.h"
 #include "core/spin.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "core/testhook.h"
 
 _Static_assert(sizeof(qlock_rwlock_t) == 8, "qlock_rwlock_t is 8 bytes");

@@ -106,7 +106,7 @@
 #include "core/testhook.h"
 #include "core/slot.h"
 #include "core/spin.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 
 _Static_assert(sizeof(qlock_spinlock_t) == 4, "qlock_spinlock_t is 4 bytes");
 _Static_assert(QLOCK_MAX_THREADS <= QS_TAIL_SLOT_MAX,

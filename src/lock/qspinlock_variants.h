@@ -2,7 +2,7 @@
 /*
  * Internal: the qspinlock word layout and the benchmark variants built
  * from the same slow path (src/lock/qspinlock.c).  Not exported; the lock
- * registry (harness/reg_qspinlock.c) and the tests reach them here.
+ * registry (registry/reg_qspinlock.c) and the tests reach them here.
  */
 #ifndef QLOCK_LOCK_QSPINLOCK_VARIANTS_H
 #define QLOCK_LOCK_QSPINLOCK_VARIANTS_H

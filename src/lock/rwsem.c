@@ -112,7 +112,7 @@
 #include "core/misuse.h"
 #include "core/osq.h"
 #include "core/spin.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "core/testhook.h"
 #include "lock/rwsem_internal.h"
 #include "lock/rwsem_variants.h"

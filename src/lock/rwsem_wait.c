@@ -69,7 +69,7 @@
 #include "core/atomic.h"
 #include "core/futex.h"
 #include "core/spin.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "core/testhook.h"
 #include "lock/rwsem_internal.h"
 #include "lock/rwsem_variants.h"

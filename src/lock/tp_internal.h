@@ -77,7 +77,7 @@
 #include "core/atomic.h"
 #include "core/futex.h"
 #include "core/spin.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "core/testhook.h"
 #include "lock/tp_fast.h" /* thread ids, the uncontended paths */
 #include "qlock/tp_mutex.h"
@@ -122,7 +122,7 @@ static inline uint32_t *tp_off_cpu_slot(uint32_t tid)
 }
 
 /* A lock call whose wait found its owner off the CPU (at most once a
- * call): the event, and the thread's count (core/stats.h). */
+ * call): the event, and the thread's count (core/lockevent.h). */
 static inline void tp_count_off_cpu_wait(enum qc_class cls)
 {
 	qc_event_inc(cls, QC_EV_owner_off_cpu);

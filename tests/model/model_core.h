@@ -42,7 +42,7 @@
 #include "core/misuse.c"
 #include "core/slot.c"
 #include "core/spin.c"
-#include "core/stats.c"
+#include "core/lockevent.c"
 
 /*
  * Start and join harness threads through these, so the futex model knows

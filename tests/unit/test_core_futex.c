@@ -10,7 +10,7 @@
 
 #include "core/atomic.h"
 #include "core/futex.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 
 static struct timespec realtime_in_ms(long ms)
 {

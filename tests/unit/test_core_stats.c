@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "core/stats.h"
+#include "core/lockevent.h"
 
 #define PER_THREAD 1000
 #define NTHREADS 4

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core/atomic.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "lock/qrwlock_variants.h"
 #include "lockreg.h"
 #include "qlock/qrwlock.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/atomic.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "lock/qspinlock_variants.h"
 #include "lockreg.h"
 #include "qlock/qspinlock.h"

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "core/atomic.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "lock/qspinlock_variants.h"
 #include "lockreg.h"
 

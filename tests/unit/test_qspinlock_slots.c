@@ -11,7 +11,7 @@
 
 #include "core/atomic.h"
 #include "core/slot.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "lockreg.h"
 #include "qlock/qspinlock.h"
 

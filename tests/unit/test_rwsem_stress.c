@@ -22,7 +22,7 @@
 
 #include "core/atomic.h"
 #include "core/futex.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "lock/rwsem_variants.h"
 #include "qlock/qlock.h"
 #include "qlock/rwsem.h"

@@ -3,7 +3,7 @@
  * An uncontended TP condition-variable wait makes no FUTEX_WAKE: one
  * thread, timed waits that time out (past and near deadlines), nobody
  * else on the mutex or the condition variable.  Counted in process with
- * the library's futex call counters (src/core/stats.h), which count every
+ * the library's futex call counters (src/core/lockevent.h), which count every
  * wake the futex layer makes, per lock class.
  */
 #include <assert.h>
@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "core/futex.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "qlock/tp_cond.h"
 #include "qlock/tp_mutex.h"
 

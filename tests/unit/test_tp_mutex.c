@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "core/futex.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "lock/tp_internal.h"
 #include "qlock/qlock.h"
 #include "qlock/tp_mutex.h"

@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "qlock/qlock.h"
 #include "qlock/tp_mutex.h"
 

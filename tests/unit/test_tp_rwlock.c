@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "core/atomic.h"
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "lockreg.h"
 #include "qlock/qlock.h"
 #include "qlock/tp_rwlock.h"

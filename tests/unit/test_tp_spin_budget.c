@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "core/stats.h"
+#include "core/lockevent.h"
 #include "lock/tp_internal.h"
 #include "qlock/qlock.h"
 #include "qlock/tp_mutex.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * QLOCK_STATS (stats.c): the report at exit, and the misuse handler that
+ * QLOCK_STATS (exit_report.c): the report at exit, and the misuse handler that
  * counts for it.
  */
 #ifndef QLOCK_SHIM_STATS_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The per-lock table behind lockstat.h: open addressing on the lock's
+ * The per-lock table behind contention.h: open addressing on the lock's
  * address and kind, one cache line per lock so that counting on one lock
  * does not slow down its neighbours.  A slot's key is claimed once with a
  * cmpxchg and never freed (a destroyed lock's row stays: what it suffered
@@ -11,7 +11,7 @@
  * too; profile.c reports them.
  */
 #define _GNU_SOURCE
-#include "lockstat.h"
+#include "contention.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "stats.h"
+#include "lockevent.h"
 
 #include <string.h>
 #ifndef QLOCK_MODEL

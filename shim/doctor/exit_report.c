@@ -20,12 +20,12 @@
 #include <unistd.h>
 
 #include "core/atomic.h"
-#include "core/stats.h"
-#include "lockstat.h"
+#include "core/lockevent.h"
+#include "contention.h"
 #include "profile.h"
 #include "report.h"
 #include "state.h"
-#include "stats.h"
+#include "exit_report.h"
 
 static uint64_t misuse_count;
 static const char *misuse_fn, *misuse_what; /* the first one */

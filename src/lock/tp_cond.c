@@ -39,7 +39,7 @@
  *            then reach one of them, which queues behind the sleeping top
  *            waiter's serial lock: deadlock.  A relocking waiter takes the
  *            serial lock with 2 and never steals, so its release passes
- *            the wake-up on (tp_internal.h's invariant).
+ *            the wake-up on (tp_serial.h's invariant).
  *
  * Lost wake-ups: seq++ then an SC read of `waiters` (fetch_add 0) in the
  * waker pairs with waiters++ then an SC read of seq in the waiter

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The TP locks' uncontended paths, inline, and the thread id they write
- * into the lock word: what the pthread drop-in (shim/mutex.c,
- * shim/rwlock.c) runs without a call.  Every slow path, the serial lock,
- * the spin policy and the tunables stay in tp_internal.h and the lock
- * files (tp_mutex.c, tp_rwlock.c), which build their own fast paths from
- * these same functions.  Not installed.
+ * The TP locks' uncontended paths, inline: what the pthread drop-in
+ * (shim/mutex.c, shim/rwlock.c) runs without a call.  The thread id they
+ * write into the lock word is tp_tid.h's.  Every slow path, the spin
+ * policy and the tunables stay in tp_internal.h and the lock files
+ * (tp_mutex.c, tp_rwlock.c), which build their own fast paths from these
+ * same functions; the serial lock is tp_serial.h.  Not installed.
  */
 #ifndef QLOCK_LOCK_TP_FAST_H
 #define QLOCK_LOCK_TP_FAST_H
@@ -15,41 +15,9 @@
 
 #include "core/atomic.h"
 #include "core/testhook.h"
+#include "lock/tp_tid.h"
 #include "qlock/tp_mutex.h"
 #include "qlock/tp_rwlock.h"
-
-/* ---- thread ids ------------------------------------------------------------
- * gettid() of the calling thread, cached per thread.  Linux pids are at most
- * PID_MAX_LIMIT = 2^22, so a tid fits the 29-bit owner fields of both
- * words.  The cache is refreshed in a child of fork() by a
- * pthread_atfork handler, which also remembers the forking thread's old tid:
- * the child's thread may unlock what it held across the fork.  A lock held
- * by another thread of the parent stays held in the child (as glibc's).
- */
-extern __thread uint32_t tp_tid_cache __attribute__((tls_model("initial-exec")));
-uint32_t tp_tid_slow(void);
-/* Is `owner` a tid the calling thread had before a fork() that made this
- * process (so a lock it names was held by this thread across the fork)?
- * For the unlock paths' misuse checks (tp_mutex.c) and the drop-in's
- * question whether the caller write-holds an rwlock (shim/rwlock.c). */
-bool tp_tid_forked_self(uint32_t owner);
-
-static inline uint32_t tp_self_tid(void)
-{
-	uint32_t t = tp_tid_cache;
-
-	if (qa_likely(t != 0))
-		return t;
-	return tp_tid_slow();
-}
-
-/* The cached tid, or 0 before this thread's first tp_self_tid(): for fast
- * paths that fall back to a slow path (which fills the cache) rather than
- * make a call, so that they need no stack frame. */
-static inline uint32_t tp_self_tid_cached(void)
-{
-	return tp_tid_cache;
-}
 
 /* ---- the TP mutex's uncontended paths ---------------------------------------
  * One cmpxchg each.  Inline here so that the pthread drop-in's entry points

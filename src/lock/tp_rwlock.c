@@ -50,10 +50,10 @@
  *	it returned says whether to wake, and the FUTEX_WAKE only names the
  *	address (the next owner may already have freed the lock).
  *
- * Other state: rw->serial (top waiter lock, tp_internal.h); rw->handoff
+ * Other state: rw->serial (top waiter lock, tp_serial.h); rw->handoff
  * (0, or the top waiter's tid | HO_READER for a reader); rw->nval (bits
  * 8-31: a woken serial waiter's request for the serial lock,
- * tp_internal.h; bits 0-7 unused); rw->leader (reader
+ * tp_serial.h; bits 0-7 unused); rw->leader (reader
  * group leader's tid | LEADER_ASLEEP while it sleeps) and rw->rosq (the
  * group's OSQ).
  *

@@ -54,6 +54,7 @@
 #include "model_core.h"
 
 #include "lock/tp_mutex.c"
+#include "lock/tp_tid.c"
 #undef CLS /* tp_mutex.c's, and tp_cond.c has its own */
 #include "lock/tp_cond.c"
 

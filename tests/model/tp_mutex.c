@@ -81,6 +81,7 @@
 
 #include "core/osq.c"
 #include "lock/tp_mutex.c"
+#include "lock/tp_tid.c"
 
 #include "qlock/qlock.h"
 #include "qlock/tp_mutex.h"

@@ -75,6 +75,7 @@
  * tp_rwlock.c's in this one translation unit. */
 #define top_waiter tp_mutex_top_waiter
 #include "lock/tp_mutex.c"
+#include "lock/tp_tid.c"
 #undef top_waiter
 #undef W
 #undef CLS

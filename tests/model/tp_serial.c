@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Model-check harness for the TP locks' serial lock on its own
- * (tp_serial_lock/unlock and the hand-off request, src/lock/tp_internal.h),
+ * (tp_serial_lock/unlock and the hand-off request, src/lock/tp_serial.h),
  * over two words of its own: through the whole mutex its hand-off request
  * needs a third locker, past any budget (tests/model/tp_mutex.c).  Plain
  * data in the critical section, assert; after the join the count of
@@ -53,8 +53,9 @@
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1
 #include "model_core.h"
 
-/* tp_self_tid()'s slow path and cache are the mutex's (tp_tid_slow). */
+/* tp_self_tid()'s slow path and cache are tp_tid.c's (tp_tid_slow). */
 #include "lock/tp_mutex.c"
+#include "lock/tp_tid.c"
 
 #include "qlock/qlock.h"
 

@@ -170,7 +170,7 @@ static void test_contended(void)
 	qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, old);
 }
 
-/* ---- the serial lock's hand-off (tp_internal.h) --------------------------- */
+/* ---- the serial lock's hand-off (tp_serial.h) ----------------------------- */
 
 static uint32_t ser, ho;
 static uint32_t requester_tid;

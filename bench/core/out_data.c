@@ -4,7 +4,7 @@
  *   CSV:  one row per run (raw data; summaries are for the reader to do).
  *   JSON: one document per invocation, schema "qlock-lockbench/1",
  *         documented in docs/lockbench-json.md and checked against
- *         bench/lockbench.schema.json by a CTest test.
+ *         bench/core/lockbench.schema.json by a CTest test.
  * Notes (skipped locks, ...) go to stdout as "note:" lines for tables,
  * into the "notes" array for JSON and to stderr for CSV.
  */

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 """Validate a JSON document against a JSON Schema (draft 2020-12), stdlib only.
 
-Supports the subset bench/lockbench.schema.json and
-bench/lockbench-map.schema.json use: type, const, enum,
+Supports the subset bench/core/lockbench.schema.json and
+bench/map/lockbench-map.schema.json use: type, const, enum,
 properties, required, additionalProperties (bool or schema), items,
 minItems, minimum, maximum, anyOf, $ref to "#/$defs/...".  Any other
 keyword is an error, so the schema cannot silently use something this

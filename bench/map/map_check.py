@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Runs a tiny `lockbench map` and checks its JSON document: it is valid
-against bench/lockbench-map.schema.json, the machine is recorded, every
+against bench/map/lockbench-map.schema.json, the machine is recorded, every
 cell of the requested grid is there, each lock has its figures and the
 baseline's ratio to itself is 1; app cells (--family apps) run glibc and
 the TP mutex (or the drop-in's columns) and no lock without a condition

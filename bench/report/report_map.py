@@ -18,7 +18,7 @@ from report_model import fmt_num
 SCHEMA = "qlock-lockbench-map/"
 BASELINES = ("pthread-mutex", "pthread-rwlock")
 CONTROL = "glibc-again"
-# The map's own unfairness mark (bench/map_out.c): a slowest thread below
+# The map's own unfairness mark (bench/map/map_out.c): a slowest thread below
 # this share of the mean rate is flagged '!'.
 STARVED_SHARE = 0.30
 AXES = ("threads", "cs_pauses", "gap_pauses")

@@ -33,10 +33,10 @@ def load_json(path):
 
 
 def lockbench_schema():
-    """bench/lockbench.schema.json and its validator (validate_json.py):
-    beside the report scripts when installed, one directory up in the
+    """bench/core/lockbench.schema.json and its validator (validate_json.py):
+    beside the report scripts when installed, in bench/core in the
     source tree; (None, None) when neither is there."""
-    for d in (HERE, os.path.dirname(HERE)):
+    for d in (HERE, os.path.join(os.path.dirname(HERE), "core")):
         schema = os.path.join(d, "lockbench.schema.json")
         if os.path.exists(schema) and \
                 os.path.exists(os.path.join(d, "validate_json.py")):

@@ -4,8 +4,9 @@
 documents that quote them agree.
 
 Every name of a result file that README.md, CHANGELOG.md, docs/*.md, the
-report scripts, the tests, the scripts or the CMake files mention (a name
-carrying a date, YYYY-MM-DD, with the prefixes the result files use;
+report scripts, the tests, the scripts or the CMake files mention (a path
+under bench/results/, or a name carrying a date, YYYY-MM-DD, with the
+prefixes the result files use;
 {a,b} alternatives and * wildcards are expanded) must exist under
 bench/results, and every entry of bench/results (a file, or a directory
 as a whole) must be cited by README.md, CHANGELOG.md or a docs/*.md page.
@@ -20,7 +21,8 @@ import sys
 
 PREFIXES = ("map-", "tune-", "shim-cost-", "bench-apps-", "seed", "rwlock-",
             "serial-")
-TOKEN = re.compile(r"[A-Za-z0-9_.{},*/-]*\d{4}-\d{2}-\d{2}[A-Za-z0-9_.{},*/-]*")
+TOKEN = re.compile(r"[A-Za-z0-9_.{},*/-]*\d{4}-\d{2}-\d{2}[A-Za-z0-9_.{},*/-]*"
+                   r"|bench/results/[A-Za-z0-9_.{},*/-]+")
 
 
 def expand(pattern):

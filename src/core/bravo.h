@@ -58,8 +58,8 @@
  *      on each side, at least one of them sees the other's store: either
  *      the reader sees ON clear and backs out, or the writer sees s == L
  *      and waits for it.  Without either fence both may miss (the store
- *      buffering shape); tests/model/bravo.c checks this under RC11 and
- *      IMM, and that a build without B1 fails.
+ *      buffering shape).  tests/model/bravo.c is its model harness
+ *      (its mutant drops B1); GenMC does not yet finish it.
  *  B2/B3  the reader's release store of NULL and the writer's acquire
  *      load that sees it: the biased reader's critical section happens
  *      before the writer's.

@@ -127,12 +127,15 @@ static void shim_tune_defaults(void)
 		(void)qlock_tune_set(QLOCK_TUNE_HANDOFF_NS, SHIM_HANDOFF_NS);
 }
 
-/* QLOCK_RWLOCK_BIAS=0 turns the rwlocks' read bias off (rwlock.c). */
+/* QLOCK_RWLOCK_BIAS=1 turns the rwlocks' read bias on (rwlock.c).  Off
+ * by default: on a shared 2-CPU machine it has not yet lifted a
+ * read-mostly cell out of glibc's A/A band and it costs write-heavy cells
+ * (docs/performance.md "Read bias"). */
 static __attribute__((noinline)) uint8_t rwlock_bias_default(void)
 {
 	const char *v = getenv("QLOCK_RWLOCK_BIAS");
 
-	return shim_ralg != RALG_GLIBC && !(v && strcmp(v, "0") == 0);
+	return shim_ralg != RALG_GLIBC && v && strcmp(v, "1") == 0;
 }
 
 void shim_setup(void)

@@ -54,7 +54,7 @@
  * word (struct qrw's `bias`, over glibc's __pad1) is on, a reader takes no
  * lock word at all: it publishes the lock in its slot of the process-wide
  * table of visible readers.  A reader that takes the algorithm's lock
- * turns the bias on when it is due (QLOCK_RWLOCK_BIAS=0: never); a writer
+ * turns the bias on when it is due (only with QLOCK_RWLOCK_BIAS=1); a writer
  * that takes the algorithm's lock and finds the bias on revokes it and
  * waits for the biased readers.  Every guarantee below holds with it:
  *  - a biased read is a read: the statistics, the profile and lockdep see

@@ -92,8 +92,8 @@ extern int shim_state; /* 0 = not set up, 1 = being set up, 2 = ready */
 extern uint8_t shim_mutex_fast;
 /* The same for process-private rwlocks on the qrwlock or TP (rwlock.c). */
 extern uint8_t shim_rwlock_fast;
-/* Process-private rwlocks take the read bias (QLOCK_RWLOCK_BIAS, default
- * on; rwlock.c). */
+/* Process-private rwlocks take the read bias (QLOCK_RWLOCK_BIAS=1; off
+ * by default; rwlock.c). */
 extern uint8_t shim_rwlock_bias;
 
 /* ---- statistics switches ------------------------------------------------- */

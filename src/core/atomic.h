@@ -48,6 +48,9 @@
 #define qa_write_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 /* A store that is also a full barrier (the kernel's smp_store_mb). */
 #define qa_write_mb(p, v)      __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+/* seq_cst load: with seq_cst stores and RMWs it makes a store-load pair
+ * without a stand-alone fence (ThreadSanitizer builds, which take none). */
+#define qa_read_mb(p)          __atomic_load_n((p), __ATOMIC_SEQ_CST)
 
 /* ---- exchange ---------------------------------------------------------- */
 

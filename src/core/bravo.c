@@ -99,12 +99,16 @@ bool qc_bravo_revoke(const void *lock, uint32_t *bias, uint64_t budget_ns)
 	uint32_t b = qa_read(bias);
 
 	/* Off, and HOLD until the table is seen drained. */
+#ifdef __SANITIZE_THREAD__
+	qa_write_mb(bias, (b & ~QC_BRAVO_ON) | QC_BRAVO_HOLD); /* F1 (bravo.h) */
+#else
 	qa_write(bias, (b & ~QC_BRAVO_ON) | QC_BRAVO_HOLD);
 	qa_smp_mb(); /* F1: bias off, then read the slots (pairs with B1) */
+#endif
 	for (uint32_t i = 0; i < QC_BRAVO_SLOTS; i++) {
 		uint32_t round = 0;
 
-		while (qa_read_acquire(&qc_bravo_table[i]) == lock) { /* B3 */
+		while (qc_bravo_read_slot(&qc_bravo_table[i]) == lock) { /* B3 */
 			if (budget_ns == 0 ||
 			    (round >= 64 && end != UINT64_MAX &&
 			     qc_now_ns() >= end)) {

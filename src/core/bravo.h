@@ -92,6 +92,22 @@
 
 #include "atomic.h"
 
+/* B1 and F1 under ThreadSanitizer, which takes no stand-alone fence (gcc
+ * rejects one): the pair is made of seq_cst accesses there (the reader's
+ * seq_cst cmpxchg then a seq_cst load of the bias; the writer's seq_cst
+ * store of the bias then seq_cst loads of the slots), which C11 orders as
+ * the fences do: of the two stores one comes first in the single total
+ * order, and the other side's load sees it. */
+#ifdef __SANITIZE_THREAD__
+#define qc_bravo_b1()            qa_barrier()
+#define qc_bravo_read_bias(p)    qa_read_mb(p)
+#define qc_bravo_read_slot(p)    qa_read_mb(p)
+#else
+#define qc_bravo_b1()            qa_smp_mb__after_rmw()
+#define qc_bravo_read_bias(p)    qa_read_acquire(p)
+#define qc_bravo_read_slot(p)    qa_read_acquire(p)
+#endif
+
 #ifdef QLOCK_MODEL
 #define QC_BRAVO_LINES 2u       /* model: 16 slots (GenMC scans them all) */
 #else
@@ -210,9 +226,9 @@ static inline bool qc_bravo_read_try(const void *lock, uint32_t *bias,
 	    !qa_try_cmpxchg(&qc_bravo_table[s], &cur, lock))
 		return qc_bravo_read_nest(lock, max); /* ours, or taken */
 #ifndef QLOCK_MUTATE_BRAVO
-	qa_smp_mb__after_rmw(); /* B1: publish s, then read the bias (F1) */
+	qc_bravo_b1(); /* B1: publish s, then read the bias (F1) */
 #endif
-	if (qa_likely(qa_read_acquire(bias) & QC_BRAVO_ON)) { /* B4 */
+	if (qa_likely(qc_bravo_read_bias(bias) & QC_BRAVO_ON)) { /* B4 */
 		if (qa_unlikely(me->n != 0))
 			qc_bravo_forget(lock); /* a stale entry (see above) */
 		me->held[me->n].lock = lock;

@@ -193,6 +193,15 @@ static void strip_params(const char *f, char *out, size_t size)
 	out[o] = '\0';
 }
 
+/* src into dst[size], cut to fit (size > 0). */
+static void copy_cut(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
 /* The last two components of a qualified name, template arguments left
  * out: cls "" for a free function. */
 static void last_parts(const char *q, char *cls, char *fn, size_t size)
@@ -219,8 +228,8 @@ static void last_parts(const char *q, char *cls, char *fn, size_t size)
 		}
 	}
 	comp[cur][o] = '\0';
-	snprintf(fn, size, "%s", comp[cur]);
-	snprintf(cls, size, "%s", ncomp > 1 ? comp[cur ^ 1] : "");
+	copy_cut(fn, size, comp[cur]);
+	copy_cut(cls, size, ncomp > 1 ? comp[cur ^ 1] : "");
 }
 
 static bool has_ci(const char *s, const char *word)

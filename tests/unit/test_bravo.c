@@ -287,7 +287,6 @@ static void test_stress(int kind)
 
 /* ---- lifetime: free right after the last unlock --------------------------- */
 
-static struct lk *volatile life_lock;
 static int life_go;
 
 static void *life_reader(void *arg)

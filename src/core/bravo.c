@@ -14,8 +14,7 @@
 #include "futex.h" /* qc_now_ns() */
 
 const void *qc_bravo_table[QC_BRAVO_SLOTS] __attribute__((aligned(64)));
-__thread struct qc_bravo_self qc_bravo_me
-	__attribute__((tls_model("initial-exec")));
+QC_BRAVO_TLS struct qc_bravo_self qc_bravo_me;
 
 static uint32_t bravo_threads;
 

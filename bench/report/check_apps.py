@@ -3,9 +3,9 @@
 """bench_apps_rules: the application benchmark's rules and its report
 section (docs/bench-apps.md).
   check_apps.py APPS-FIXTURE.json OUTDIR
-1. bench/apps/bench_apps.py's verdict (also for a drop-in run that timed
-   out), lock-bound rule, ratio direction, quantiles and --stats parser,
-   on made-up numbers;
+1. the application benchmark's (bench/apps/) verdict (also for a drop-in
+   run that timed out), lock-bound rule, ratio direction, quantiles and
+   --stats parser, on made-up numbers;
 2. the report rendered with --apps FIXTURE: one row per program of the
    fixture, each with the verdict, ratio and A/A band of the JSON; a
    skipped program says why; the plot exists when matplotlib is installed;
@@ -19,7 +19,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "apps"))
-import bench_apps as ba  # noqa: E402
+import apps_run  # noqa: E402
+import apps_stats as st  # noqa: E402
+from apps_programs import BASELINE  # noqa: E402
+from apps_table import table  # noqa: E402
 from report_apps import band_cell, fmt_s  # noqa: E402
 
 failures = []
@@ -47,11 +50,11 @@ def rules():
         (s(1.12), aa_tight, s(1.0), True, "meets"),
     ]
     for r, aa, cpu, lb, want in cases:
-        got = ba.verdict(r, aa, cpu, lb)[0]
+        got = st.verdict(r, aa, cpu, lb)[0]
         expect(got == want, "verdict(ratio %.3f, A/A p25 %.2f, CPU %.2f, "
                "lock-bound %s) = %s, want %s" % (r["med"], aa["p25"],
                                                  cpu["med"], lb, got, want))
-    expect(ba.verdict(None, aa_tight, None, False)[0] == "no data",
+    expect(st.verdict(None, aa_tight, None, False)[0] == "no data",
            "verdict without a ratio")
 
     class Prog:
@@ -59,7 +62,7 @@ def rules():
     runs = [{"round": r, "column": c, "rc": 0, "figure": 100.0, "cpu": 1.0}
             for r in range(3) for c in ("glibc", "glibc-again")]
     e = {"runs": runs, "dropped": {"qlock": "timed out after 20 s"}}
-    ba.summarize(Prog, e, ["glibc", "qlock", "glibc-again"])
+    st.summarize(Prog, e, ["glibc", "qlock", "glibc-again"])
     expect(e["verdict"] == "fails" and "timed out" in e["verdict_reason"],
            "a drop-in run that timed out: %s (%s)" % (e["verdict"],
                                                      e["verdict_reason"]))
@@ -67,10 +70,10 @@ def rules():
            "A/A band of identical figures: %s" % e["aa_band"])
     prof = lambda cps, share: {"contended_per_s": cps,  # noqa: E731
                                "contended_share": share, "wait_share": 0.9}
-    expect(ba.lock_bound(prof(5000, 0.02)) is True, "lock-bound 5000/s 2%")
-    expect(ba.lock_bound(prof(5000, 0.001)) is False, "lock-bound 0.1%")
-    expect(ba.lock_bound(prof(500, 0.5)) is False, "lock-bound 500/s")
-    expect(ba.lock_bound(None) is None, "lock-bound without a profile")
+    expect(st.lock_bound(prof(5000, 0.02)) is True, "lock-bound 5000/s 2%")
+    expect(st.lock_bound(prof(5000, 0.001)) is False, "lock-bound 0.1%")
+    expect(st.lock_bound(prof(500, 0.5)) is False, "lock-bound 500/s")
+    expect(st.lock_bound(None) is None, "lock-bound without a profile")
     # Waits on owners in sched_yield() or a sleep do not make a program
     # lock-bound; the rest of its contention still can.
     stats = ("libqlock-pthread: locks used         kind          acquired  "
@@ -80,24 +83,24 @@ def rules():
              "libqlock-pthread: off-CPU owners    1900 waits found the owner "
              "in sched_yield(), a sleep or a condvar wake-up (a lock held "
              "across the call)\n")
-    p = ba.parse_profile(stats, 1.0, 2)
+    p = st.parse_profile(stats, 1.0, 2)
     expect(p["contended"] == 2000 and p["off_cpu_waits"] == 1900 and
            p["running_contended_per_s"] == 100,
            "profile with off-CPU owners: %s" % p)
-    expect(ba.lock_bound(p) is False,
+    expect(st.lock_bound(p) is False,
            "2,000 contended/s, 1,900 of them on off-CPU owners: not lock-bound")
-    p = ba.parse_profile(stats.replace(" 1900 ", " 900 "), 1.0, 2)
-    expect(ba.lock_bound(p) is True,
+    p = st.parse_profile(stats.replace(" 1900 ", " 900 "), 1.0, 2)
+    expect(st.lock_bound(p) is True,
            "2,000 contended/s, 900 of them on off-CPU owners: lock-bound")
 
     class P:
         higher = False
-    expect(abs(ba.speed_ratio(P, {"figure": 2.0}, {"figure": 1.0}) - 0.5)
+    expect(abs(st.speed_ratio(P, {"figure": 2.0}, {"figure": 1.0}) - 0.5)
            < 1e-9, "a time twice glibc's is speed ratio 0.5")
     P.higher = True
-    expect(abs(ba.speed_ratio(P, {"figure": 2.0}, {"figure": 1.0}) - 2.0)
+    expect(abs(st.speed_ratio(P, {"figure": 2.0}, {"figure": 1.0}) - 2.0)
            < 1e-9, "a throughput twice glibc's is speed ratio 2")
-    q = ba.spread([4, 1, 3, 2, 5])
+    q = st.spread([4, 1, 3, 2, 5])
     expect((q["med"], q["p25"], q["p75"], q["min"], q["max"]) ==
            (3, 2, 4, 1, 5), "spread of 1..5: %s" % q)
     text = "\n".join([
@@ -112,7 +115,7 @@ def rules():
         "contended      wait ms     max ms",
         "libqlock-pthread: 0x5600             mutex          999       "
         "99     49.0     10.0"])
-    p = ba.parse_profile(text, 0.5, 2)
+    p = st.parse_profile(text, 0.5, 2)
     expect((p["acquired"], p["contended"], p["locks"]) == (1500, 100, 5),
            "--stats totals: %s" % p)
     expect(abs(p["contended_per_s"] - 200) < 1e-9 and
@@ -125,20 +128,20 @@ def baseline():
     class Prog:
         higher, units = True, 10
     fig = {"glibc": 100.0, "qlock": 120.0, "glibc-again": 100.0,
-           ba.BASELINE: 100.0}
-    cpu = {"glibc": 1.0, "qlock": 0.9, "glibc-again": 1.0, ba.BASELINE: 1.0}
-    cols = ["glibc", "qlock", "glibc-again", ba.BASELINE]
+           BASELINE: 100.0}
+    cpu = {"glibc": 1.0, "qlock": 0.9, "glibc-again": 1.0, BASELINE: 1.0}
+    cols = ["glibc", "qlock", "glibc-again", BASELINE]
     runs = [{"round": r, "column": c, "rc": 0, "figure": fig[c],
              "cpu": cpu[c]} for r in range(3) for c in cols]
     e = {"name": "prog", "runs": runs, "dropped": {}, "lock_bound": False}
-    ba.summarize(Prog, e, cols)
-    v = e["columns"][ba.BASELINE]["qlock_vs_baseline"]
+    st.summarize(Prog, e, cols)
+    v = e["columns"][BASELINE]["qlock_vs_baseline"]
     expect(abs(v["ratio"]["med"] - 1.2) < 1e-9 and
            abs(v["cpu_ratio"]["med"] - 0.9) < 1e-9,
            "this build over the baseline: %s, CPU %s" % (v["ratio"],
                                                         v["cpu_ratio"]))
     doc = {"columns": cols, "baseline": "base/qlock-run", "programs": [e]}
-    t = ba.table(doc)
+    t = table(doc)
     row = [ln for ln in t.splitlines() if ln.startswith("prog ")
            and "1.200" in ln]
     expect("this build against the baseline build (base/qlock-run)" in t
@@ -166,13 +169,13 @@ def waits_exactly():
         @staticmethod
         def argv(ctx):
             return ["true"]
-    spawn = ba.spawn
-    ba.spawn = lambda *a, **k: Proc()
+    spawn = apps_run.spawn
+    apps_run.spawn = lambda *a, **k: Proc()
     try:
         with tempfile.TemporaryDirectory() as d:
-            r = ba.run_once(Prog, {"dir": d}, None, 60)
+            r = apps_run.run_once(Prog, {"dir": d}, None, 60)
     finally:
-        ba.spawn = spawn
+        apps_run.spawn = spawn
     expect(calls == [None] and r["rc"] == 0 and not r["timeout"],
            "run_once waits for its program with Popen.wait(%s), want a "
            "blocking wait (None)" % calls)

@@ -12,23 +12,28 @@
 #ifndef QLOCK_SHIM_ENTRY_H
 #define QLOCK_SHIM_ENTRY_H
 
+#include "config.h"
 #include "lockdep.h"
 #include "contention.h"
-#include "profile.h"
 #include "state.h"
 #include "symbolize.h"
+
+/* Is lockdep on?  Sets the drop-in up first (config.c, which sets lockdep
+ * up), so that the very first lock call of a process (often in a
+ * library's constructor) is tracked too. */
+#define SHIM_LOCKDEP_ON() (ready(), LOCKDEP_ON())
 
 /*
  * An acquisition: `fast` (the inline uncontended path, true when it took
  * the lock; `false` for none), else `call` (0 or an error), with lockdep's
- * checks around it when lockdep is on (`obj`, `mode`: LD_*).  LOCKDEP_ON()
- * sets the shim up first, so `call` always runs set up.  Evaluates to 0 or
- * the error.
+ * checks around it when lockdep is on (`obj`, `mode`: LD_*).
+ * SHIM_LOCKDEP_ON() sets the shim up first, so `call` always runs set
+ * up.  Evaluates to 0 or the error.
  */
 #define SHIM_LOCK(lock, fast, obj, mode, call) __extension__({                \
 	int shim_err_ = 0;                                                   \
 	if (!(fast))                                                         \
-		shim_err_ = LOCKDEP_ON()                                     \
+		shim_err_ = SHIM_LOCKDEP_ON()                                \
 			? LOCKDEP_ACQUIRE((lock), (obj), (mode), (call))     \
 			: (call);                                            \
 	shim_err_;                                                           \
@@ -119,12 +124,12 @@ static inline const struct timespec *shim_deadline(const struct timespec *abs)
 /*
  * A release: `fast` (the inline path, true when it released the lock),
  * else lockdep's bookkeeping when it is on, then `call` (set up by
- * LOCKDEP_ON(); it tells the statistics with SHIM_RELEASED()).
+ * SHIM_LOCKDEP_ON(); it tells the statistics with SHIM_RELEASED()).
  */
 #define SHIM_UNLOCK(lock, fast, obj, call) __extension__({                    \
 	int shim_err_ = 0;                                                   \
 	if (!(fast)) {                                                       \
-		if (LOCKDEP_ON())                                            \
+		if (SHIM_LOCKDEP_ON())                                       \
 			lockdep_release((lock), (obj), LOCKDEP_PC());        \
 		shim_err_ = (call);                                          \
 	}                                                                    \

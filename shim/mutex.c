@@ -191,7 +191,7 @@ EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
 	int err = mutex_init(m, a);
 
-	if (LOCKDEP_ON() && err == 0)
+	if (SHIM_LOCKDEP_ON() && err == 0)
 		lockdep_init(m, LD_MUTEX, LOCKDEP_PC());
 	return err;
 }
@@ -200,7 +200,7 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 {
 	int err = mutex_destroy(m);
 
-	if (LOCKDEP_ON())
+	if (SHIM_LOCKDEP_ON())
 		lockdep_destroy(m, LD_MUTEX, LOCKDEP_PC(), err);
 	return err;
 }

@@ -571,7 +571,7 @@ EXPORT int pthread_rwlock_init(pthread_rwlock_t *r, const pthread_rwlockattr_t *
 {
 	int err = rwlock_init(r, a);
 
-	if (LOCKDEP_ON() && err == 0)
+	if (SHIM_LOCKDEP_ON() && err == 0)
 		lockdep_init(r, LD_RWLOCK_WRITE, LOCKDEP_PC());
 	return err;
 }
@@ -579,7 +579,7 @@ EXPORT int pthread_rwlock_init(pthread_rwlock_t *r, const pthread_rwlockattr_t *
 EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *r)
 {
 	ready();
-	if (LOCKDEP_ON())
+	if (SHIM_LOCKDEP_ON())
 		lockdep_destroy(r, LD_RWLOCK_WRITE, LOCKDEP_PC(), 0);
 	if (rwlock_glibc(r))
 		return real.pthread_rwlock_destroy(r);

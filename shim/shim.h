@@ -179,7 +179,7 @@ static inline bool nsec_ok(const struct timespec *ts)
 /* A lock call about to block where the core's futex layer does not see
  * it (the shim's own futex calls, glibc's locks): it counts as a sleep
  * (core/futex.h), so that the statistics time its wait rather than
- * sample it as one that only spun (profile.h). */
+ * sample it as one that only spun (contention.h). */
 static inline void shim_may_sleep(void)
 {
 	qc_futex_sleeps++;

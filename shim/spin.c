@@ -111,7 +111,7 @@ static inline void spin_lock(pthread_spinlock_t *s)
 EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 {
 	ready();
-	if (LOCKDEP_ON())
+	if (SHIM_LOCKDEP_ON())
 		lockdep_init(s, LD_SPIN, LOCKDEP_PC());
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_init(s, pshared);
@@ -124,7 +124,7 @@ EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 
 EXPORT int pthread_spin_destroy(pthread_spinlock_t *s)
 {
-	if (LOCKDEP_ON())
+	if (SHIM_LOCKDEP_ON())
 		lockdep_destroy(s, LD_SPIN, LOCKDEP_PC(), 0);
 	return 0;
 }

@@ -7,7 +7,7 @@
  * happened).  Locks beyond the table's room are summed in one overflow
  * row per kind, so no acquisition goes uncounted.
  *
- * The profile's details and thread records (profile.h) are recorded here
+ * The profile's details and thread records (contention.h) are recorded here
  * too; profile.c reports them.
  */
 #define _GNU_SOURCE
@@ -22,7 +22,6 @@
 
 #include "core/atomic.h"
 #include "deadlock.h"
-#include "profile.h"
 #include "report.h"
 #include "state.h"
 #include "symbolize.h"
@@ -125,7 +124,7 @@ static void ls_raise_max(uint64_t *max, uint64_t v)
 }
 
 /*
- * Rows and details are shared: the threads' own counters (profile.h) are
+ * Rows and details are shared: the threads' own counters (contention.h) are
  * added to them at any time, by a thread that need not hold the lock, so
  * every update adds atomically.  The acquisitions counted on a row
  * directly are those of a thread whose counter slot is taken by another
@@ -313,7 +312,7 @@ void lockstat_flush_counts(void)
 }
 
 /*
- * A lock's sites count a sampled wait PF_SAMPLE times (profile.h): the
+ * A lock's sites count a sampled wait PF_SAMPLE times (contention.h): the
  * sampled part of their counts is an estimate, scaled here so that the
  * counts add up to the lock's contended acquisitions (exact); the waits
  * that stand for themselves (slept, first, no slot) keep their exact
@@ -696,7 +695,7 @@ static inline int pf_count_add(struct pf_thread *t, const volatile void *lock,
 	return qa_likely(i >= 0) ? i : pf_count_miss(t, set, lock, kind, pc, row);
 }
 
-/* lockstat_acquired() without a record or a slot (profile.h). */
+/* lockstat_acquired() without a record or a slot (contention.h). */
 void lockstat_acquired_slow(const volatile void *lock, enum lockstat_kind kind, const void *pc)
 {
 	struct pf_thread *t = pf_thread_get();
@@ -855,7 +854,7 @@ void lockstat_wait_end(void)
 }
 
 /* lockstat_release() of a lock that is not the top of the held-lock
- * stack, or whose hold is timed (profile.h). */
+ * stack, or whose hold is timed (contention.h). */
 void lockstat_release_slow(struct pf_thread *t, const volatile void *lock)
 {
 	struct pf_held h;

@@ -9,13 +9,13 @@
  *
  * Off, it costs the entry points one predictable branch.  On, an
  * uncontended acquisition adds one counter update in the thread's own
- * counters (profile.h, struct pf_count; the lock's row when the thread
+ * counters (below, struct pf_count; the lock's row when the thread
  * has no record, or the lock does not keep a counter slot); only a
  * contended one reads the clock (ticks.h): before its wait, and after it
  * when the wait slept in the kernel (or could have, where glibc's lock
  * is behind the call), is the thread's first for a lock with no timed
  * wait on record, finds no counter slot, or is one of the random 1 in 8
- * sampled (profile.h, PF_SAMPLE); it counts the acquisition as contended
+ * sampled (below, PF_SAMPLE); it counts the acquisition as contended
  * and the wait's time, a sampled one's 8 times, in the same counter.  A
  * wait that only spun is short, and the clock read after it would
  * lengthen the hold of a lock that changes hands fast: wait totals and
@@ -31,7 +31,7 @@
  * report), and the hold time of the sampled acquisitions that waited
  * and of each lock's first timed one (one more clock read, at the
  * unlock), per lock, in the thread's own
- * share of the lock's details (profile.h, struct pf_detail), added up the
+ * share of the lock's details (below, struct pf_detail), added up the
  * same way; and on every blocking lock call a push on the thread's
  * held-lock stack (a few thread-local stores; its unlock pops it), which
  * tells the deadlock watchdog (deadlock.c) who holds what.  Condition
@@ -51,6 +51,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/atomic.h"
+#include "core/futex.h"
+#include "stacks.h"
 #include "ticks.h"
 
 enum lockstat_kind {
@@ -67,7 +70,7 @@ extern bool shim_profile_on;
 
 /* The hooks of an acquisition (lockstat_acquired(), lockstat_waited())
  * and of an unlock (lockstat_release(), before the lock is released) are
- * inline in profile.h. */
+ * inline below. */
 /* Profile: this thread is about to block for `lock`, and is done. */
 void lockstat_wait_begin(const volatile void *lock, enum lockstat_kind kind, const void *pc);
 void lockstat_wait_end(void);
@@ -92,5 +95,456 @@ void lockstat_report(struct shim_report *out, int top);
 	lockstat_cond_wait_end((cond), (mutex), (pc), t0_, err_);         \
 	err_;                                                             \
 })
+
+
+/* ---- the table ----------------------------------------------------------
+ * What this file's hooks record and profile.c reports: the per-lock rows,
+ * their details (allocated when a lock is first contended, or a condition
+ * variable first used), and the per-thread records with each thread's
+ * held-lock stack and the lock it waits for (the pf_ names: the profile's
+ * side of a thread's record); and the hooks' inline paths that the lock
+ * entry points expand (entry.h).
+ */
+#define LS_BITS 14
+#define LS_SLOTS (1 << LS_BITS) /* 1 MiB of rows, touched as used */
+
+/* A row's key: the lock's address shifted left 3, with its kind below
+ * (user addresses have their top bits clear, so nothing is lost). */
+static inline uintptr_t ls_key(const volatile void *lock, enum lockstat_kind kind)
+{
+	return ((uintptr_t)lock << 3) | (uintptr_t)kind;
+}
+static inline uintptr_t ls_key_addr(uintptr_t key) { return key >> 3; }
+static inline enum lockstat_kind ls_key_kind(uintptr_t key)
+{
+	return (enum lockstat_kind)(key & 7);
+}
+
+/* Histograms: 4 buckets per power of two of nanoseconds (a value is
+ * reported within 19 %), up to 2^41 ns (36 minutes) and beyond in the
+ * last. */
+#define LS_HIST 160
+static inline unsigned ls_bucket(uint64_t v)
+{
+	if (v < 4)
+		return (unsigned)v;
+	unsigned e = 63u - (unsigned)__builtin_clzll(v);
+	unsigned b = 4 * (e - 1) + (unsigned)((v >> (e - 2)) & 3);
+
+	return b < LS_HIST ? b : LS_HIST - 1;
+}
+/* The largest value bucket b holds. */
+static inline uint64_t ls_bucket_top(unsigned b)
+{
+	if (b < 4)
+		return b;
+	unsigned e = b / 4 + 1, sub = b % 4;
+
+	return ((uint64_t)(4 + sub + 1) << (e - 2)) - 1;
+}
+
+#define LS_SITES 4
+struct ls_site {
+	uintptr_t pc;      /* 0 = free */
+	uint64_t count;    /* the waits' weights (PF_SAMPLE) */
+	uint64_t exact;    /* of count, the waits that stand for themselves alone */
+	uint64_t wait_ns;
+};
+
+struct ls_detail {
+	uint64_t wait_hist[LS_HIST];
+	uint64_t hold_hist[LS_HIST];
+	uint64_t holds, hold_total_ns, hold_max_ns; /* of the timed holds */
+	struct ls_site sites[LS_SITES];  /* where it was waited for */
+	uint64_t other_sites;            /* waits at further sites */
+	uint64_t other_exact;            /* of those, the ones that stand for themselves alone */
+	/* condition variables */
+	uint64_t timeouts, signals, broadcasts;
+	uintptr_t wake_pc;               /* first signal or broadcast */
+	uintptr_t mutex;                 /* the mutex of its first wait */
+};
+
+struct ls_row {
+	uintptr_t key;          /* ls_key(), 0 = free */
+	uint64_t acquired;      /* condvar: waits */
+	uint64_t contended;     /* condvar: 0 */
+	uint64_t wait_total_ns;
+	uint64_t wait_max_ns;
+	uintptr_t first_pc;     /* the call that first locked it (waited, for a condvar) */
+	struct ls_detail *detail;
+	uint64_t stacked;       /* a stack of a wait for it is recorded (stacks.h) */
+} __attribute__((aligned(64)));
+
+extern struct ls_row ls_table[LS_SLOTS];
+extern struct ls_row ls_overflow[LOCKSTAT_NR_KINDS];
+extern const char *const ls_kind_name[LOCKSTAT_NR_KINDS];
+/* Details ran out (more contended locks than LS_DETAILS): some locks have
+ * no percentiles, sites or hold times. */
+extern uint64_t ls_detail_lost;
+
+/* The row of a lock, if it has one. */
+struct ls_row *ls_find(const volatile void *lock, enum lockstat_kind kind);
+/* The rows claimed so far, in the order of their claims: row k of
+ * ls_rows_used() is ls_row_used(k) (NULL while its claim is written). */
+unsigned ls_rows_used(void);
+struct ls_row *ls_row_used(unsigned k);
+
+/* ---- threads ------------------------------------------------------------ */
+
+#define PF_HELD 16     /* held locks tracked per thread */
+#define PF_DETAILS 4   /* per-thread shares of contended locks' details */
+/* Of the acquisitions that waited, a random 1 in 8 is sampled: its wait
+ * and its hold are timed.  Every wait that slept is timed too; a wait
+ * that only spun and is not sampled is counted, not timed, so a sampled
+ * one counts PF_SAMPLE times in the wait totals, histograms and sites
+ * (a spinning wait is short, and the clock read after it would lengthen
+ * the hold of a lock that changes hands fast). */
+#define PF_SAMPLE 8
+
+/*
+ * A thread's acquisitions of one lock, and the contended ones among them
+ * with their waits, counted here rather than on the lock's row, whose
+ * cache line would otherwise travel with the lock from CPU to CPU and be
+ * written while the lock is held; added to the row when the slot is taken
+ * by another lock, when the thread exits and before a report.
+ *
+ * PF_COUNTS slots, set-associative: the lock's key hashes to one of
+ * PF_SETS sets of PF_WAYS slots.  A set's keys and acquisition counts
+ * share one cache line (struct pf_set), so an uncontended acquisition
+ * that finds its slot reads and writes that line alone; the rest of a
+ * slot (its row, waits) is in struct pf_count, read when the acquisition
+ * waited, or when the slot is flushed.  A lock that finds no slot in its
+ * set takes a free one, or else counts on its row; every PF_COUNT_MISSES
+ * such misses in a set, the set's slot least used since its previous
+ * take-over goes to the lock (flushed first), so that a thread that
+ * takes many locks in turn does not flush a slot on every acquisition,
+ * and the locks it takes most keep their slots.
+ */
+#define PF_SET_BITS 6
+#define PF_SETS (1 << PF_SET_BITS)
+#define PF_WAYS 4
+#define PF_COUNTS (PF_SETS * PF_WAYS)
+struct pf_set {
+	uintptr_t key[PF_WAYS]; /* ls_key(), 0 = free */
+	uint64_t n[PF_WAYS];    /* acquisitions */
+} __attribute__((aligned(64)));
+struct pf_count {
+	struct ls_row *row;
+	uint64_t contended;     /* of the acquisitions, the ones that waited */
+	uint64_t wait_ns, wait_max_ns;
+};
+#define PF_COUNT_MISSES 8 /* a set gives a slot to another lock every 8 misses */
+#define PF_THREADS 1024
+
+/* A thread's share of one contended lock's details (profile): the waits'
+ * and holds' histograms, the timed holds, the thread's call sites that
+ * waited, kept here for the same reason and added to the lock's detail
+ * when the slot is taken by another lock (after PF_DETAIL_MISSES locks
+ * found no slot: those add to their details directly), when the thread
+ * exits and before a report.  32-bit buckets: the share is added before
+ * `events` could make one overflow. */
+struct pf_detail {
+	struct ls_detail *d;    /* NULL = free */
+	uint32_t events;        /* waits and holds since the last flush */
+	uint8_t wlo, whi, hlo, hhi; /* buckets in use: lo > hi when none */
+	uint64_t holds, hold_total_ns, hold_max_ns;
+	struct ls_site sites[LS_SITES];
+	uint32_t wait_hist[LS_HIST];
+	uint32_t hold_hist[LS_HIST];
+};
+#define PF_DETAIL_MISSES 8
+#define PF_DETAIL_FLUSH_EVENTS (1u << 31)
+
+struct pf_held {
+	uintptr_t lock;
+	uintptr_t pc;
+	struct ls_row *row;
+	uint64_t t0;            /* acquired at (ticks_now()), after a wait; 0 = hold not timed */
+	uint32_t kind;
+};
+
+/* A wait or a timed hold of a contended lock, recorded in the lock's
+ * details later, outside the lock (pf_pend_flush()): at the thread's next
+ * wait, exit or report.  `row` NULL = free; taken back with an exchange,
+ * so that the thread and a report never both add one. */
+struct pf_pend {
+	struct ls_row *row;
+	uintptr_t pc;           /* the wait's call site */
+	uint64_t ns;
+	uint32_t hold;          /* a hold, not a wait */
+	uint32_t weight;        /* a wait: the waits it stands for */
+};
+#define PF_PEND 8
+
+#define PF_DRAW_NONE 0
+#define PF_DRAW_OUT 1          /* not sampled */
+#define PF_DRAW_IN 2           /* sampled */
+#define PF_STK_NONE 0
+#define PF_STK_CAPTURED 1      /* during the wait */
+#define PF_STK_TIMED 2         /* the wait done and timed: to record */
+
+/*
+ * A thread's record.  Its thread alone writes it; another (the deadlock
+ * watchdog) reads it as a sequence lock: wait_seq is odd while the
+ * thread waits for wait_lock, and changes around every wait; depth is
+ * published with release after the entries below it are written.
+ */
+struct pf_thread {
+	int32_t tid;            /* 0 = free */
+	uint32_t depth;
+	uint64_t wait_seq;
+	uintptr_t wait_lock;
+	uintptr_t wait_pc;
+	uint32_t wait_kind;
+	uint32_t lost;          /* held entries not tracked (stack full) */
+	uint32_t dmisses;       /* details found no slot, since the last take-over */
+	uint32_t dnext;         /* the detail slot taken over next */
+	uint32_t rng;           /* the sampling's xorshift state (0: not seeded) */
+	uint32_t npend;         /* pend[] entries written, a ring index */
+	uint32_t draw;          /* the sampling's draw made before a wait: PF_DRAW_* */
+	/* The stack of the current or last wait (stacks.h): PF_STK_*. */
+	uint32_t stk_state, stk_n, stk_unwinding;
+	uintptr_t stk_key;
+	uint64_t stk_weight, stk_ns;
+	uintptr_t stk[PF_DEPTH_MAX];
+	struct pf_pend pend[PF_PEND];
+	struct pf_held held[PF_HELD];
+	struct pf_set sets[PF_SETS];
+	struct pf_count counts[PF_COUNTS]; /* counts[set * PF_WAYS + way] */
+	uint8_t set_misses[PF_SETS];       /* misses since the set's last take-over */
+	uint32_t n_mark[PF_COUNTS];        /* slot's n at its set's last take-over (or 0) */
+	struct pf_detail details[PF_DETAILS];
+} __attribute__((aligned(64))); /* no line shared with another thread's */
+extern struct pf_thread pf_threads[PF_THREADS];
+/* Every record claimed so far is below this index (read it with
+ * acquire: the claims before it are then seen). */
+extern uint32_t pf_threads_used;
+
+/* ---- the hooks' inline paths (entry.h) ------------------------------------
+ * An acquisition that did not wait and a release are the calls every lock
+ * operation makes while the statistics are on: their usual cases (a lock
+ * with a counter slot in the thread's record; the release of the lock the
+ * thread took last, its hold not timed) are inline here, so that they cost
+ * the lock call no further call.
+ */
+extern __thread struct pf_thread *pf_self __attribute__((tls_model("initial-exec")));
+
+static inline uint64_t ls_hash(uintptr_t key)
+{
+	return (uint64_t)(key >> 3) * 0x9e3779b97f4a7c15ull;
+}
+
+/* The ways of set s that hold key, one bit each. */
+_Static_assert(PF_WAYS == 4, "pf_ways_of() compares 4 ways");
+static inline unsigned pf_ways_of(const struct pf_set *s, uintptr_t key)
+{
+	return (unsigned)(s->key[0] == key) | (unsigned)(s->key[1] == key) << 1 |
+	       (unsigned)(s->key[2] == key) << 2 | (unsigned)(s->key[3] == key) << 3;
+}
+
+/* The thread's slot for the lock (its index), counting nothing; else -1.
+ * *set: the lock's set. */
+static inline int pf_slot_find(struct pf_thread *t, const volatile void *lock,
+			       enum lockstat_kind kind, unsigned *set)
+{
+	uintptr_t key = ls_key(lock, kind);
+	unsigned i = (unsigned)(ls_hash(key) >> (64 - PF_SET_BITS));
+	/* The way, or PF_WAYS for none: one branch, whichever way it is. */
+	unsigned w = (unsigned)qa_ctz64(pf_ways_of(&t->sets[i], key) | 1u << PF_WAYS);
+
+	*set = i;
+	return qa_likely(w < PF_WAYS) ? (int)(i * PF_WAYS + w) : -1;
+}
+
+/* Count an acquisition in the thread's slot for the lock if it has one,
+ * and return the slot's index; else -1 and *set: the lock's set. */
+static inline int pf_count_hit(struct pf_thread *t, const volatile void *lock,
+			       enum lockstat_kind kind, unsigned *set)
+{
+	int i = pf_slot_find(t, lock, kind, set);
+
+	if (qa_likely(i >= 0)) /* ours alone; a report reads it */
+		qa_stat_add(&t->sets[*set].n[i % PF_WAYS], 1);
+	return i;
+}
+
+/* t0: the acquisition's time after a wait, which times the hold; 0 = the
+ * hold is not timed. */
+static inline void pf_push(struct pf_thread *t, const volatile void *lock, enum lockstat_kind kind,
+			   const void *pc, struct ls_row *r, uint64_t t0)
+{
+	uint32_t d = t->depth;
+	struct pf_held *h;
+
+	if (d >= PF_HELD) {
+		t->lost++;
+		return;
+	}
+	h = &t->held[d];
+	qa_write(&h->lock, (uintptr_t)lock);
+	qa_write(&h->pc, (uintptr_t)pc);
+	qa_write(&h->kind, (uint32_t)kind);
+	qa_write(&h->row, r);
+	qa_write(&h->t0, t0);
+	/* Release: the entry before the depth that covers it (pairs with
+	 * the watchdog's acquire of depth). */
+	qa_write_release(&t->depth, d + 1);
+}
+
+void lockstat_acquired_slow(const volatile void *lock, enum lockstat_kind kind,
+			    const void *pc);
+/* A contended acquisition whose wait found the owner off the CPU by its
+ * own call (qc_off_cpu_waits): counted for the report as the event
+ * owner_off_cpu of class `other` (the drop-in's own), in the thread's own
+ * counters. */
+static inline void lockstat_off_cpu_wait(void)
+{
+	qc_event_inc(QC_CLASS_other, QC_EV_owner_off_cpu);
+}
+
+void lockstat_waited_timed(const volatile void *lock, enum lockstat_kind kind, const void *pc,
+			   uint64_t t0, uint32_t weight, bool time_hold);
+void lockstat_release_slow(struct pf_thread *t, const volatile void *lock);
+
+/* Count one acquisition of `lock`, made by the call at `pc`, that did not
+ * wait (and, profiling, push it on the held-lock stack). */
+static inline __attribute__((always_inline)) void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind,
+				     const void *pc)
+{
+	struct pf_thread *t = pf_self;
+	unsigned set;
+
+	if (qa_likely(t != NULL) && qa_likely(pf_count_hit(t, lock, kind, &set) >= 0)) {
+		/* The hold is not timed: no row needed at its release. */
+		if (shim_profile_on)
+			pf_push(t, lock, kind, pc, NULL, 0);
+		return;
+	}
+	lockstat_acquired_slow(lock, kind, pc);
+}
+
+/* One draw of the sampling: true 1 in PF_SAMPLE times. */
+static inline bool pf_sampled(struct pf_thread *t)
+{
+	uint32_t x = t->rng;
+
+	if (qa_unlikely(x == 0))
+		x = (uint32_t)((uintptr_t)t >> 6) * 2654435761u | 1;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	t->rng = x;
+	return (x >> 29) == 0; /* PF_SAMPLE = 8: the top 3 bits */
+}
+_Static_assert(PF_SAMPLE == 8, "pf_sampled() draws 3 bits");
+
+/*
+ * An acquisition of `lock` by the call at `pc` after a wait that began at
+ * t0 (ticks_now()); `slept`: the wait may have slept in the kernel.  A
+ * wait that slept, that is sampled, that is the thread's first timed one
+ * for the lock, or whose lock has no slot here is timed
+ * (lockstat_waited_timed()); else it is counted in the thread's slot for
+ * the lock, with no clock read.
+ */
+static inline void lockstat_waited(const volatile void *lock, enum lockstat_kind kind,
+				   const void *pc, uint64_t t0, bool slept)
+{
+	struct pf_thread *t = pf_self;
+	bool sampled = true, first = false;
+	uint32_t weight = 1; /* the waits this one stands for */
+
+	if (qa_likely(t != NULL)) {
+		unsigned set;
+		int i = pf_slot_find(t, lock, kind, &set);
+
+		/* Profiling, the draw was made before the wait (it chose
+		 * whether to capture the wait's stack). */
+		if (t->draw != PF_DRAW_NONE) {
+			sampled = t->draw == PF_DRAW_IN;
+			t->draw = PF_DRAW_NONE;
+		} else {
+			sampled = pf_sampled(t);
+		}
+		/* A lock without a slot here is timed (its hold sampled); so
+		 * is the thread's first timed wait for it (the slot's and
+		 * the row's longest still 0; the row's grows at the slot's
+		 * flushes), with its hold: no contended lock shows no wait
+		 * or no hold. */
+		first = i >= 0 && qa_read(&t->counts[i].wait_max_ns) == 0 &&
+			qa_read(&t->counts[i].row->wait_max_ns) == 0;
+		if (qa_likely(!slept && !first && i >= 0)) {
+			if (sampled) {
+				weight = PF_SAMPLE;
+			} else if (qa_likely(t->stk_state != PF_STK_CAPTURED)) {
+				/* (a captured stack needs the wait's time) */
+				qa_stat_add(&t->sets[set].n[i % PF_WAYS], 1);
+				qa_stat_add(&t->counts[i].contended, 1);
+				if (shim_profile_on)
+					pf_push(t, lock, kind, pc, NULL, 0);
+				return;
+			}
+		}
+	}
+	lockstat_waited_timed(lock, kind, pc, t0, weight, sampled || first);
+}
+
+/* An unlock of `lock` by this thread, before the lock is released. */
+static inline __attribute__((always_inline)) void lockstat_release(const volatile void *lock)
+{
+	struct pf_thread *t;
+
+	if (!shim_profile_on || !(t = pf_self))
+		return;
+	/* The usual case: the lock last taken, its hold not timed. */
+	uint32_t d = t->depth;
+
+	if (qa_likely(d != 0)) {
+		const struct pf_held *top = &t->held[d - 1];
+
+		if (qa_likely(top->lock == (uintptr_t)lock && !top->t0)) {
+			/* Release: pairs with the watchdog's acquire of
+			 * depth, as in pf_push(). */
+			qa_write_release(&t->depth, d - 1);
+			return;
+		}
+	}
+	lockstat_release_slow(t, lock);
+}
+
+/*
+ * Acquire through `try_call`, and when that reports EBUSY through
+ * `block_call`, timing the wait; record the acquisition, made by the call
+ * at `pc`, if one succeeded.  Evaluates to the error code of the call
+ * that decided.
+ */
+#define LOCKSTAT_ACQUIRE(lock, kind, pc, try_call, block_call) __extension__({ \
+	int err_ = (try_call);                                            \
+	if (qa_likely(err_ == 0)) {                                       \
+		lockstat_acquired((lock), (kind), (pc));                  \
+	} else if (err_ == EBUSY) {                                       \
+		if (shim_profile_on)                                      \
+			lockstat_wait_begin((lock), (kind), (pc));        \
+		uint32_t sleeps_ = qc_futex_sleeps;                       \
+		uint32_t offs_ = qc_off_cpu_waits;                        \
+		uint64_t t0_ = ticks_now();                               \
+		err_ = (block_call);                                      \
+		if (shim_profile_on)                                      \
+			lockstat_wait_end();                              \
+		if (err_ == 0) {                                          \
+			lockstat_waited((lock), (kind), (pc), t0_,        \
+					qc_futex_sleeps != sleeps_);      \
+			if (qc_off_cpu_waits != offs_)                    \
+				lockstat_off_cpu_wait();                  \
+		}                                                         \
+	}                                                                 \
+	err_;                                                             \
+})
+
+/* The per-thread records and the statistics' clock (ticks.h): once, before
+ * the statistics turn on. */
+void lockstat_setup(void);
+/* Add the threads' pending counts and details to the rows (before a
+ * report). */
+void lockstat_flush_counts(void);
 
 #endif /* QLOCK_SHIM_LOCKSTAT_H */

@@ -50,7 +50,7 @@ static void report_off_cpu_owners(struct shim_report *r)
 	struct qc_class_stats s;
 	uint64_t n;
 
-	/* The contended acquisitions of the table (profile.h,
+	/* The contended acquisitions of the table (contention.h,
 	 * lockstat_off_cpu_wait()), not the locks' own event, which counts
 	 * a condition variable's re-lock too. */
 	qc_stats_read(QC_CLASS_other, &s);

@@ -27,7 +27,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
 #include "core/atomic.h"
 
 /* What is being taken (the rwlock's two modes share its class). */
@@ -97,9 +96,9 @@ struct ld_thread {
 extern bool shim_lockdep_on;
 void shim_lockdep_setup(void);
 
-/* Is lockdep on?  Sets the shim up first, so that the very first lock
- * call of a process (often in a library's constructor) is tracked too. */
-#define LOCKDEP_ON() (ready(), qa_unlikely(qa_read(&shim_lockdep_on)))
+/* Is lockdep on?  Read after the drop-in's set-up (the entry points ask
+ * SHIM_LOCKDEP_ON(), entry.h, which sets up first). */
+#define LOCKDEP_ON() qa_unlikely(qa_read(&shim_lockdep_on))
 
 /* Every thread record (in use: tid != 0); NULL while lockdep is off. */
 struct ld_thread *lockdep_threads(void);

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "core/atomic.h"
+#include "contention.h"
 #include "profile.h"
 #include "report.h"
 #include "stacks.h"

@@ -5,7 +5,7 @@
  * first and that waited for it, with wait and hold times; then the
  * condition variables.  Text on stderr (QLOCK_PROFILE=1) or in FILE (%p =
  * the pid, appended), JSON when FILE ends in ".json" (the file replaced).
- * The data: contention.c (profile.h); the deadlock watchdog's source: the
+ * The data: contention.c (contention.h); the deadlock watchdog's source: the
  * thread records here.
  */
 #define _GNU_SOURCE

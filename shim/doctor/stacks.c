@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "core/atomic.h"
-#include "profile.h"
+#include "contention.h"
 
 unsigned pf_depth = PF_DEPTH_DEFAULT;
 

@@ -14,7 +14,7 @@
  * wait, at its exit or before a report, outside any lock of the program.
  *
  * Which waits: the 1 in PF_SAMPLE that the profile's sampling times
- * (profile.h), each standing for PF_SAMPLE waits, and a lock's first
+ * (contention.h), each standing for PF_SAMPLE waits, and a lock's first
  * contended acquisition in the thread when the lock has no stack yet
  * (standing for itself), so that every contended lock shows a stack.  A
  * report scales a lock's stacks to its exact count of contended

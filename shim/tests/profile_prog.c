@@ -195,7 +195,7 @@ static int abba_main(void)
  *     THREADS threads take 6 mutexes in turn, ITERS times in all each,
  *     yielding the CPU inside 1 in 8 critical sections: more contended
  *     locks than a thread keeps counters and detail shares for at once
- *     (profile.h), so that the report's sums cross those paths too.
+ *     (contention.h), so that the report's sums cross those paths too.
  */
 
 #define NSPREAD 6
@@ -246,7 +246,7 @@ static int spread_main(int nthreads)
 /* ---- many ----------------------------------------------------------------
  *   profile_prog many [THREADS [PASSES]]
  *     NMANY mutexes, more than a thread keeps counter slots for
- *     (profile.h): each first taken by main and waited for once by a
+ *     (contention.h): each first taken by main and waited for once by a
  *     helper thread (so that the report lists every one), then taken by
  *     THREADS threads in turn, mutex k (k % 5 + 1) times per pass, each
  *     thread from its own start; prints the first mutex's address, the

@@ -377,7 +377,9 @@ static void ld_spin_lock(int *l)
 
 	while (!qa_try_cmpxchg_acquire(l, &z, 1)) {
 		z = 0;
-		sched_yield();
+		/* The kernel's, not the drop-in's sched_yield() (offcpu.c),
+		 * an entry point for the program's threads. */
+		syscall(SYS_sched_yield);
 	}
 }
 

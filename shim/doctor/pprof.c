@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The profile's stacks in the formats other tools read (stacks.h):
+ * The profile's stacks for a report (stacks.h), each lock's scaled to its
+ * row of the contention table, and in the formats other tools read:
  *
  * - pprof (FILE.pb.gz): profile.proto, gzip'd, as Go's mutex profile:
  *   sample types contentions/count and delay/nanoseconds, one sample per
@@ -13,6 +14,7 @@
  *   (flamegraph.pl, inferno, speedscope).
  */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +23,94 @@
 
 #include "core/atomic.h"
 #include "contention.h"
-#include "profile.h"
 #include "report.h"
 #include "stacks.h"
+
+/* ---- a report's stacks ----------------------------------------------------- */
+
+static int by_key_wait(const void *a, const void *b)
+{
+	const struct pf_rstack *x = a, *y = b;
+
+	if (x->s->key != y->s->key)
+		return x->s->key < y->s->key ? -1 : 1;
+	if (x->wait_ns != y->wait_ns)
+		return x->wait_ns < y->wait_ns ? 1 : -1;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+/* The field at `off` of n stacks, summing to `from`, scaled to sum to
+ * `to` exactly: each gets its share's floor, the largest remainders one
+ * more (at most n - 1 of them). */
+static void scale(struct pf_rstack *rs, unsigned n, size_t off, uint64_t from, uint64_t to)
+{
+	uint64_t given = 0, rem[n ? n : 1];
+
+	if (!from)
+		return;
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t *v = (uint64_t *)(void *)((char *)&rs[k] + off);
+		unsigned __int128 share = (unsigned __int128)to * *v;
+
+		*v = (uint64_t)(share / from);
+		rem[k] = (uint64_t)(share % from);
+		given += *v;
+	}
+	for (; given < to; given++) {
+		unsigned best = 0;
+
+		for (unsigned k = 1; k < n; k++)
+			if (rem[k] > rem[best])
+				best = k;
+		*(uint64_t *)(void *)((char *)&rs[best] + off) += 1;
+		rem[best] = 0;
+	}
+}
+
+unsigned pf_report_stacks(const struct pf_rstack **out)
+{
+	static struct pf_rstack *all;
+	unsigned n = 0, used = pf_stacks_used();
+
+	free(all);
+	all = calloc(used ? used : 1, sizeof(*all));
+	if (!all) {
+		*out = NULL;
+		return 0;
+	}
+	for (unsigned k = 0; k < used; k++) {
+		const struct pf_stack *s = pf_stack_at(k);
+
+		if (s && s->depth && qa_read(&s->weight)) {
+			all[n].s = s;
+			all[n].count = qa_read(&s->weight);
+			all[n].wait_ns = qa_read(&s->wait_ns);
+			n++;
+		}
+	}
+	/* Scale each lock's stacks to its row's exact count and total. */
+	qsort(all, n, sizeof(*all), by_key_wait);
+	for (unsigned i = 0, j; i < n; i = j) {
+		uintptr_t key = all[i].s->key;
+		uint64_t w = 0, ns = 0;
+
+		for (j = i; j < n && all[j].s->key == key; j++) {
+			w += all[j].count;
+			ns += all[j].wait_ns;
+		}
+		const struct ls_row *r = ls_find((const void *)ls_key_addr(key), ls_key_kind(key));
+		uint64_t c = r ? qa_read(&r->contended) : w;
+		uint64_t t = r ? qa_read(&r->wait_total_ns) : ns;
+
+		scale(all + i, j - i, offsetof(struct pf_rstack, count), w, c);
+		scale(all + i, j - i, offsetof(struct pf_rstack, wait_ns), ns, t);
+		for (unsigned k = i; k < j; k++)
+			all[k].site = pf_stack_site(all[k].s);
+	}
+	qsort(all, n, sizeof(*all), by_key_wait);
+	*out = all;
+	return n;
+}
 
 /* ---- a growing buffer ------------------------------------------------------ */
 
@@ -148,7 +235,7 @@ static uint64_t loc_id(struct loc **locs, unsigned *n, unsigned *cap, uintptr_t 
 	return ++*n;
 }
 
-static size_t pprof_encode(struct buf *out)
+static size_t pprof_encode(struct buf *out, uint64_t t0)
 {
 	const struct pf_rstack *rs;
 	unsigned ns = pf_report_stacks(&rs), nloc = 0, locap = 0;
@@ -215,7 +302,7 @@ static size_t pprof_encode(struct buf *out)
 		field_bytes(out, 6, st.s[i], strlen(st.s[i]));
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	uint64_t dur = qc_now_ns() - shim_profile_t0;
+	uint64_t dur = qc_now_ns() - t0;
 	uint64_t wall = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 	field_int(out, 9, wall - dur);
 	field_int(out, 10, dur);
@@ -281,12 +368,12 @@ static void gzip_stored(struct buf *out, const uint8_t *p, size_t n)
 	le32(out, (uint32_t)n);
 }
 
-bool pf_write_pprof(const char *path)
+bool pf_write_pprof(const char *path, uint64_t t0)
 {
 	struct buf pb = { NULL, 0, 0, false }, gz = { NULL, 0, 0, false };
 	bool ok = false;
 
-	if (pprof_encode(&pb)) {
+	if (pprof_encode(&pb, t0)) {
 		gzip_stored(&gz, pb.p ? pb.p : (const uint8_t *)"", pb.len);
 		if (!gz.failed) {
 			shim_report_emit(path, true, (const char *)gz.p, gz.len);

@@ -677,7 +677,8 @@ static void profile_emit(void)
 {
 	if (pf_format == PF_PPROF || pf_format == PF_FOLDED) {
 		lockstat_flush_counts();
-		if (!(pf_format == PF_PPROF ? pf_write_pprof : pf_write_folded)(pf_path))
+		if (!(pf_format == PF_PPROF ? pf_write_pprof(pf_path, shim_profile_t0)
+					    : pf_write_folded(pf_path)))
 			fprintf(stderr, "libqlock-pthread: QLOCK_PROFILE=%s: out of memory\n", pf_path);
 		return;
 	}

@@ -4,7 +4,8 @@
  * a table of distinct (lock, stack) pairs with the waits they stand for
  * (open addressing on a hash of both, claimed once with a cmpxchg and
  * never freed, like the lock rows), and the frames' names and wrappers
- * for the reports.
+ * for the reports.  The table is written by the contention hooks
+ * (contention.c) and read by the reports; it reads nothing of theirs.
  */
 #define _GNU_SOURCE
 #include "stacks.h"
@@ -19,7 +20,6 @@
 #include <string.h>
 
 #include "core/atomic.h"
-#include "contention.h"
 
 unsigned pf_depth = PF_DEPTH_DEFAULT;
 
@@ -335,90 +335,4 @@ unsigned pf_stack_site(const struct pf_stack *s)
 		if (!pf_frame_of(s->pc[i])->wrapper)
 			return i;
 	return s->depth ? s->depth - 1 : 0;
-}
-
-/* ---- a report's stacks ----------------------------------------------------- */
-
-static int by_key_wait(const void *a, const void *b)
-{
-	const struct pf_rstack *x = a, *y = b;
-
-	if (x->s->key != y->s->key)
-		return x->s->key < y->s->key ? -1 : 1;
-	if (x->wait_ns != y->wait_ns)
-		return x->wait_ns < y->wait_ns ? 1 : -1;
-	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
-}
-
-/* The field at `off` of n stacks, summing to `from`, scaled to sum to
- * `to` exactly: each gets its share's floor, the largest remainders one
- * more (at most n - 1 of them). */
-static void scale(struct pf_rstack *rs, unsigned n, size_t off, uint64_t from, uint64_t to)
-{
-	uint64_t given = 0, rem[n ? n : 1];
-
-	if (!from)
-		return;
-	for (unsigned k = 0; k < n; k++) {
-		uint64_t *v = (uint64_t *)(void *)((char *)&rs[k] + off);
-		unsigned __int128 share = (unsigned __int128)to * *v;
-
-		*v = (uint64_t)(share / from);
-		rem[k] = (uint64_t)(share % from);
-		given += *v;
-	}
-	for (; given < to; given++) {
-		unsigned best = 0;
-
-		for (unsigned k = 1; k < n; k++)
-			if (rem[k] > rem[best])
-				best = k;
-		*(uint64_t *)(void *)((char *)&rs[best] + off) += 1;
-		rem[best] = 0;
-	}
-}
-
-unsigned pf_report_stacks(const struct pf_rstack **out)
-{
-	static struct pf_rstack *all;
-	unsigned n = 0, used = pf_stacks_used();
-
-	free(all);
-	all = calloc(used ? used : 1, sizeof(*all));
-	if (!all) {
-		*out = NULL;
-		return 0;
-	}
-	for (unsigned k = 0; k < used; k++) {
-		const struct pf_stack *s = pf_stack_at(k);
-
-		if (s && s->depth && qa_read(&s->weight)) {
-			all[n].s = s;
-			all[n].count = qa_read(&s->weight);
-			all[n].wait_ns = qa_read(&s->wait_ns);
-			n++;
-		}
-	}
-	/* Scale each lock's stacks to its row's exact count and total. */
-	qsort(all, n, sizeof(*all), by_key_wait);
-	for (unsigned i = 0, j; i < n; i = j) {
-		uintptr_t key = all[i].s->key;
-		uint64_t w = 0, ns = 0;
-
-		for (j = i; j < n && all[j].s->key == key; j++) {
-			w += all[j].count;
-			ns += all[j].wait_ns;
-		}
-		const struct ls_row *r = ls_find((const void *)ls_key_addr(key), ls_key_kind(key));
-		uint64_t c = r ? qa_read(&r->contended) : w;
-		uint64_t t = r ? qa_read(&r->wait_total_ns) : ns;
-
-		scale(all + i, j - i, offsetof(struct pf_rstack, count), w, c);
-		scale(all + i, j - i, offsetof(struct pf_rstack, wait_ns), ns, t);
-		for (unsigned k = i; k < j; k++)
-			all[k].site = pf_stack_site(all[k].s);
-	}
-	qsort(all, n, sizeof(*all), by_key_wait);
-	*out = all;
-	return n;
 }

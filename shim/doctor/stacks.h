@@ -97,8 +97,9 @@ bool pf_frame_wrapper(const char *func);
 /*
  * The stacks of one report, estimates scaled per lock: each lock's
  * stacks' counts add up to its contended acquisitions and their waits to
- * its wait total.  pf_report_stacks() gathers them (after
- * lockstat_flush_counts()); the array lives until the next call.
+ * its wait total.  pf_report_stacks() (pprof.c, which reads the
+ * contention table for it) gathers them (after lockstat_flush_counts());
+ * the array lives until the next call.
  */
 struct pf_rstack {
 	const struct pf_stack *s;
@@ -107,9 +108,10 @@ struct pf_rstack {
 };
 unsigned pf_report_stacks(const struct pf_rstack **out);
 
-/* The stacks as a gzip'd pprof profile, or as folded stacks, written to
- * `path` (%p = the pid; replaced) (pprof.c).  False: out of memory. */
-bool pf_write_pprof(const char *path);
+/* The stacks as a gzip'd pprof profile (of the time since t0,
+ * qc_now_ns()), or as folded stacks, written to `path` (%p = the pid;
+ * replaced) (pprof.c).  False: out of memory. */
+bool pf_write_pprof(const char *path, uint64_t t0);
 bool pf_write_folded(const char *path);
 
 #endif /* QLOCK_SHIM_STACKS_H */

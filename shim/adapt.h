@@ -19,9 +19,12 @@
  * headers land one after another.
  *
  * The shim sees the locks through their public headers (include/qlock) and,
- * for the uncontended paths its entry points inline, the lock families'
- * fast-path headers (lock/tp_fast.h, lock/qrwlock_fast.h); their slow
- * paths, spin policy and tunables stay private to src/lock.
+ * for the uncontended paths its entry points inline and what it asks of a
+ * lock word (is it held, is it free, a trylock that waits out a
+ * hand-over, the reset after fork), the lock families' fast-path headers
+ * (lock/qspinlock_fast.h, lock/tp_fast.h, lock/qrwlock_fast.h): no word
+ * layout is known here.  Slow paths, spin policy and tunables stay
+ * private to src/lock.
  */
 #ifndef QLOCK_SHIM_ADAPT_H
 #define QLOCK_SHIM_ADAPT_H
@@ -35,6 +38,7 @@
 
 #include "core/atomic.h"
 #include "core/futex.h"
+#include "lock/qspinlock_fast.h" /* the qspinlock's word, as the drop-in asks of it */
 #include "qlock/qspinlock.h"
 #ifdef SHIM_WITH_TP
 #include "lock/tp_fast.h" /* the TP locks' inline fast paths */
@@ -132,31 +136,6 @@ static inline void shim_poll_backoff(unsigned round, clockid_t clk,
 	shim__r;                                                         \
 })
 
-/* ---- mutex algorithms ------------------------------------------------ */
-
-/* The qspinlock's locked byte (bits 0-7 of its word, in both pending
- * layouts; src/lock/qspinlock.c): non-zero while a thread holds it. */
-#define SHIM_QS_LOCKED_MASK 0xffu
-
-/*
- * pthread_mutex_trylock on a qspinlock: qlock_spin_trylock() also fails
- * in (*,1,0), when the owner has gone and a pending waiter (or a spinning
- * queue head) is about to take the lock with a plain store nobody may
- * race.  The mutex is free at that instant, and POSIX allows EBUSY only
- * while it is locked: wait out the hand-over (a few instructions of a
- * running thread), then answer for the lock as it is.
- */
-static inline bool shim_qs_trylock(qlock_spinlock_t *l)
-{
-	for (;;) {
-		if (qlock_spin_trylock(l))
-			return true;
-		if (qa_read(&l->val) & SHIM_QS_LOCKED_MASK)
-			return false;
-		qa_cpu_relax();
-	}
-}
-
 /* ---- the dispatch ------------------------------------------------------ */
 
 /*
@@ -221,7 +200,7 @@ static inline void ma_lock(uint32_t *w)
 static inline bool ma_trylock(uint32_t *w)
 {
 	MA_SWITCH(return qlock_tp_mutex_trylock(MA_TP(w)),
-		  return shim_qs_trylock(MA_QS(w)))
+		  return qs_trylock_unless_held(MA_QS(w)))
 }
 
 static inline int ma_timedlock(uint32_t *w, clockid_t clk,
@@ -238,17 +217,26 @@ static inline void ma_unlock(uint32_t *w)
 		  qlock_spin_unlock(MA_QS(w)); return)
 }
 
+/* Held, taken over or waited for (pthread_mutex_destroy()'s EBUSY). */
 static inline bool ma_is_locked(uint32_t *w)
 {
-	/* Every mutex algorithm keeps its lock word first, 0 = free. */
-	return qa_read_acquire(w) != 0;
+	MA_SWITCH(return !tp_mutex_is_free(MA_TP(w)),
+		  return !qs_is_free(MA_QS(w)))
 }
 
 /* Some thread holds it (not merely waiters recorded in the word). */
 static inline bool ma_is_held(uint32_t *w)
 {
-	MA_SWITCH(return (qa_read(w) & ~QLOCK_TP_WAITERS) != 0,
-		  return (qa_read(w) & SHIM_QS_LOCKED_MASK) != 0)
+	MA_SWITCH(return tp_mutex_is_held(MA_TP(w)),
+		  return qs_is_held(MA_QS(w)))
+}
+
+/* In a fork child: the waiters the lock records are gone; held stays
+ * held. */
+static inline void ma_fork_reset(uint32_t *w)
+{
+	MA_SWITCH(tp_mutex_fork_reset(MA_TP(w)); return,
+		  qs_fork_reset(MA_QS(w)); return)
 }
 
 /* ---- rwlock algorithms ----------------------------------------------- */

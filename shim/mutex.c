@@ -64,25 +64,7 @@ static __attribute__((noinline)) void mutex_fork_repair(struct qm *q, uint32_t g
 {
 	if (!shim_fork_claim(&q->gen, g))
 		return;
-	uint32_t v = qa_read(&q->word[0]), n;
-	switch (shim_malg) {
-#ifdef SHIM_WITH_TP
-	case MALG_TP: /* keep the owner, drop WAITERS, SLEEPER, SERIAL and the waiter words */
-		do
-			n = v & ~(QLOCK_TP_WAITERS | QLOCK_TP_SLEEPER |
-				  QLOCK_TP_SERIAL);
-		while (!qa_try_cmpxchg(&q->word[0], &v, n));
-		qa_write(&q->word[1], 0); /* serial */
-		qa_write(&q->word[2], 0); /* handoff */
-		qa_write(&q->word[3], 0); /* nval */
-		break;
-#endif
-	default: /* qspinlock: held (1, or 3 = SLOW) stays held; no tail or pending */
-		do
-			n = (v & 0xff) ? 1 : 0;
-		while (!qa_try_cmpxchg(&q->word[0], &v, n));
-		break;
-	}
+	ma_fork_reset(q->word);
 	shim_fork_repaired(&q->gen, g);
 }
 

@@ -253,13 +253,8 @@ static bool rd_held_by_me(const void *r)
 static inline bool rw_write_held_by_me(struct qrw *q)
 {
 #ifdef SHIM_WITH_TP
-	if (shim_ralg == RALG_TP) {
-		qlock_tp_rwlock_t *tp = (qlock_tp_rwlock_t *)(void *)q->alg;
-		uint32_t v = qa_read(&tp->val), w = v & QLOCK_TP_RW_TID_MASK;
-
-		return !(v & QLOCK_TP_RW_SHARED) && w != 0 &&
-		       (w == tp_self_tid() || tp_tid_forked_self(w));
-	}
+	if (shim_ralg == RALG_TP)
+		return tp_rwlock_write_held_by_self(RA_TP(q->alg));
 #endif
 	return qa_read(&q->writer) == self_id();
 }
@@ -702,7 +697,7 @@ static inline __attribute__((always_inline)) bool rw_unlock_fast_qrwlock(struct 
 	if (w != self_id_cached()) /* 0 if never cached: not the writer */
 		return false;
 	qa_write(&q->writer, 0u); /* rw_record_writer(), qrwlock */
-	if (qrw_cur_write_unlock_fast(l) != QRW_W_LOCKED)
+	if (!QRW_CUR_WRITE_UNLOCK_DONE(l))
 		qlock_write_unlock(l); /* a sleeping waiter, or misuse */
 	return true;
 }
@@ -724,8 +719,8 @@ static inline __attribute__((always_inline)) bool rw_unlock_fast_alg(struct qrw 
 	}
 	/* The TP word names its writer: a shared word is a read unlock, our
 	 * own tid a write unlock. */
-	v = qa_read(&tp->val);
-	if (v & QLOCK_TP_RW_SHARED) {
+	v = TP_RW_WORD(tp);
+	if (TP_RW_SHARED(v)) {
 		if (!tp_rwlock_rdunlock_fast(tp))
 			return false; /* the general path untracks */
 		rd_untrack(q);
@@ -734,7 +729,7 @@ static inline __attribute__((always_inline)) bool rw_unlock_fast_alg(struct qrw 
 	/* 0 if never cached: this thread never wrote, and a free word (tid
 	 * field 0) must not match it. */
 	tid = tp_self_tid_cached();
-	if (qa_unlikely(tid == 0) || (v & QLOCK_TP_RW_TID_MASK) != tid)
+	if (qa_unlikely(tid == 0) || TP_RW_WRITER(v) != tid)
 		return false;
 	if (tp_rwlock_wrunlock_fast(tp, tid) != tid)
 		qlock_tp_rwlock_wrunlock(tp); /* waiters: the slow unlock */

@@ -26,9 +26,8 @@
  * Storage (x86_64 glibc layouts; checked by the static asserts below):
  *
  * pthread_mutex_t (40 bytes, struct __pthread_mutex_s)
- *   0..15        the mutex algorithm (__lock .. __nusers); its lock word
- *                first, 0 = free (qspinlock: 4 bytes; TP mutex: 16 bytes,
- *                word = owner tid | WAITERS, as glibc's __lock/__owner)
+ *   0..15        the mutex algorithm (__lock .. __nusers): a qspinlock
+ *                (4 bytes) or a TP mutex (16 bytes); all-zero = free
  *  16  __kind    glibc's kind, where glibc's initialisers put it:
  *                0 normal, 1 recursive, 2 errorcheck, 3 adaptive (run as
  *                normal).  Any other bit (robust 16, PI 32, PP 64,

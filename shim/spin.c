@@ -5,14 +5,13 @@
  * Process-shared spinlocks: the qspinlock's queue names per-process
  * thread slots and sleeps on private futexes, which mean nothing in
  * another process.  So pthread_spin_init(PTHREAD_PROCESS_SHARED) gives
- * the word a value the qspinlock never holds (its locked byte is 0..3,
- * src/lock/qspinlock.c; these have 0x50.. there and every other bit
- * clear, in both pending layouts), and the entry points run a
+ * the word a value the qspinlock never holds (QS_FOREIGN + 0..3,
+ * lock/qspinlock_fast.h), and the entry points run a
  * test-and-set lock on it instead, the futex mutex of Drepper's "Futexes
  * Are Tricky" (mutex 3) with shared futex calls:
  *
- *   PS_FREE 0x50   PS_HELD 0x51   PS_SLEEPERS 0x52 (held, and a waiter
- *                                 may sleep on the word: unlock wakes one)
+ *   PS_FREE   PS_HELD   PS_SLEEPERS (held, and a waiter may sleep on
+ *                                 the word: unlock wakes one)
  *
  *   lock:    cmpxchg FREE -> HELD; failing that spin a while on the word,
  *            then xchg(SLEEPERS) and sleep while it returns non-FREE
@@ -39,9 +38,9 @@
 #include "lockdep.h"
 #include "shim.h"
 
-#define PS_FREE     0x50u
-#define PS_HELD     0x51u
-#define PS_SLEEPERS 0x52u
+#define PS_FREE     QS_FOREIGN
+#define PS_HELD     (QS_FOREIGN + 1)
+#define PS_SLEEPERS (QS_FOREIGN + 2)
 #define PS_SPINS    200 /* reads of a held word before sleeping */
 
 static inline qlock_spinlock_t *QS(pthread_spinlock_t *s)
@@ -49,9 +48,11 @@ static inline qlock_spinlock_t *QS(pthread_spinlock_t *s)
 	return (qlock_spinlock_t *)(void *)s;
 }
 
-static inline bool ps_is(uint32_t v)
+/* The process-shared lock's word: the qspinlock's, under QS_FOREIGN
+ * values. */
+static inline uint32_t *PS(pthread_spinlock_t *s)
 {
-	return (v & ~3u) == PS_FREE;
+	return qs_word(QS(s));
 }
 
 static __attribute__((noinline)) void ps_lock(uint32_t *w, uint32_t v)
@@ -87,23 +88,23 @@ static __attribute__((noinline)) void ps_unlock(uint32_t *w)
 
 static inline bool spin_trylock(pthread_spinlock_t *s)
 {
-	uint32_t *w = &QS(s)->val, v = qa_read(w);
+	uint32_t *w = PS(s), v = qa_read(w);
 
-	if (qa_unlikely(ps_is(v)))
+	if (qa_unlikely(qs_is_foreign(v)))
 		return v == PS_FREE && qa_try_cmpxchg_acquire(w, &v, PS_HELD);
-	return shim_qs_trylock(QS(s));
+	return qs_trylock_unless_held(QS(s));
 }
 
 static inline void spin_lock(pthread_spinlock_t *s)
 {
-	uint32_t *w = &QS(s)->val, v = 0;
+	uint32_t v = 0;
 
-	/* The qspinlock's fast path (its O1); the value found on failure
-	 * tells a process-shared lock. */
-	if (qa_likely(qa_try_cmpxchg_acquire(w, &v, 1u)))
+	/* The qspinlock's fast path; the value found on failure tells a
+	 * process-shared lock. */
+	if (qa_likely(QS_LOCK_FAST(QS(s), &v)))
 		return;
-	if (qa_unlikely(ps_is(v)))
-		ps_lock(w, v);
+	if (qa_unlikely(qs_is_foreign(v)))
+		ps_lock(PS(s), v);
 	else
 		qlock_spin_lock(QS(s));
 }
@@ -116,7 +117,7 @@ EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_init(s, pshared);
 	if (pshared == PTHREAD_PROCESS_SHARED)
-		qa_write(&QS(s)->val, PS_FREE);
+		qa_write(PS(s), PS_FREE);
 	else
 		qlock_spin_init(QS(s));
 	return 0;
@@ -160,8 +161,8 @@ static inline int spin_unlock_general(pthread_spinlock_t *s)
 	if (shim_salg == SALG_GLIBC)
 		return real.pthread_spin_unlock(s);
 	SHIM_RELEASED(s);
-	if (qa_unlikely(ps_is(qa_read(&QS(s)->val))))
-		ps_unlock(&QS(s)->val);
+	if (qa_unlikely(qs_is_foreign(qa_read(PS(s)))))
+		ps_unlock(PS(s));
 	else
 		qlock_spin_unlock(QS(s));
 	return 0;

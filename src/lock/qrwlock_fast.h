@@ -109,4 +109,11 @@ static inline uint8_t qrw_cur_write_unlock_fast(qlock_rwlock_t *lock)
 	return w;
 }
 
+/* The write unlock, done here: true; false (nothing changed) leaves it to
+ * qlock_write_unlock() (a sleeping waiter, or misuse).  A macro: the
+ * drop-in's unlock path is the same instructions as with the byte
+ * compared in place. */
+#define QRW_CUR_WRITE_UNLOCK_DONE(lock) \
+	(qrw_cur_write_unlock_fast(lock) == QRW_W_LOCKED)
+
 #endif /* QLOCK_LOCK_QRWLOCK_FAST_H */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The TP locks' uncontended paths, inline: what the pthread drop-in
- * (shim/mutex.c, shim/rwlock.c) runs without a call.  The thread id they
+ * (shim/mutex.c, shim/rwlock.c) runs without a call, and what it asks of
+ * a word (is it held, is it free, the reset after fork, who writes).  The thread id they
  * write into the lock word is tp_tid.h's.  Every slow path, the spin
  * policy and the tunables stay in tp_internal.h and the lock files
  * (tp_mutex.c, tp_rwlock.c), which build their own fast paths from these
@@ -69,7 +70,56 @@ static inline bool tp_mutex_unlock_fast_single(qlock_tp_mutex_t *m,
 	return true;
 }
 
+/* A thread holds the mutex: an owner tid, or the bits only an owner sets
+ * (SLEEPER, SERIAL); WAITERS alone is a hand-over in progress. */
+static inline bool tp_mutex_is_held(qlock_tp_mutex_t *m)
+{
+	return (qa_read(&m->val) & ~QLOCK_TP_WAITERS) != 0;
+}
+
+/* Nobody holds, takes over or waits for it: the word is 0.  Acquire: a
+ * free word is read after the last owner's release, so its memory may
+ * go. */
+static inline bool tp_mutex_is_free(qlock_tp_mutex_t *m)
+{
+	return qa_read_acquire(&m->val) == 0;
+}
+
+/* In a fork child, whose only thread is the forking one: the waiters the
+ * mutex records are the parent's other threads, gone.  The owner stays;
+ * WAITERS, SLEEPER and SERIAL go (the serial lock, the hand-over request
+ * and the serial lock's own hand-over word are the waiters'). */
+static inline void tp_mutex_fork_reset(qlock_tp_mutex_t *m)
+{
+	uint32_t v = qa_read(&m->val), n;
+
+	do
+		n = v & ~(QLOCK_TP_WAITERS | QLOCK_TP_SLEEPER | QLOCK_TP_SERIAL);
+	while (!qa_try_cmpxchg(&m->val, &v, n));
+	qa_write(&m->serial, 0);
+	qa_write(&m->handoff, 0);
+	qa_write(&m->nval, 0);
+}
+
 /* ---- the TP rwlock's uncontended paths (word layout: tp_rwlock.c) ------ */
+
+/* The word, and the two questions an unlock asks of it: held by readers
+ * (SHARED; non-zero), and the writer it names (0: none; meaningless when
+ * shared).  Macros: the drop-in's unlock path is the same instructions as
+ * with the word's bits written out. */
+#define TP_RW_WORD(rw)      qa_read(&(rw)->val)
+#define TP_RW_SHARED(v)     ((v) & QLOCK_TP_RW_SHARED)
+#define TP_RW_WRITER(v)     ((v) & QLOCK_TP_RW_TID_MASK)
+
+/* The calling thread holds the write lock: the word names it (its tid,
+ * or in a fork child the tid the forking thread had before the fork). */
+static inline bool tp_rwlock_write_held_by_self(qlock_tp_rwlock_t *rw)
+{
+	uint32_t v = TP_RW_WORD(rw), w = TP_RW_WRITER(v);
+
+	return !TP_RW_SHARED(v) && w != 0 &&
+	       (w == tp_self_tid() || tp_tid_forked_self(w));
+}
 
 /* Can a new reader join word v?  (No writer, no WAITERS, SLEEPER or
  * SHARED_UNLOCK.) */

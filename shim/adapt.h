@@ -14,10 +14,6 @@
  * negative (= already passed).  They return 0 or ETIMEDOUT.  Algorithms
  * without a native timed path poll: trylock, back off, look at the clock.
  *
- * Which algorithms are compiled in is decided by shim/CMakeLists.txt
- * (SHIM_WITH_* definitions), so the shim keeps building while the lock
- * headers land one after another.
- *
  * The shim sees the locks through their public headers (include/qlock) and,
  * for the uncontended paths its entry points inline and what it asks of a
  * lock word (is it held, is it free, a trylock that waits out a
@@ -40,18 +36,12 @@
 #include "core/futex.h"
 #include "lock/qspinlock_fast.h" /* the qspinlock's word, as the drop-in asks of it */
 #include "qlock/qspinlock.h"
-#ifdef SHIM_WITH_TP
 #include "lock/tp_fast.h" /* the TP locks' inline fast paths */
 #include "qlock/tp_mutex.h"
 #include "qlock/tp_rwlock.h"
-#endif
-#ifdef SHIM_WITH_QRWLOCK
 #include "lock/qrwlock_fast.h" /* the qrwlock's inline fast paths */
 #include "qlock/qrwlock.h"
-#endif
-#ifdef SHIM_WITH_RWSEM
 #include "qlock/rwsem.h"
-#endif
 #include "state.h" /* the algorithm chosen for each object class */
 
 /* Bytes of pthread_mutex_t a mutex algorithm may use (offset 0..15). */
@@ -62,16 +52,11 @@
 #define SHIM_RW_BYTES 24
 
 _Static_assert(sizeof(qlock_spinlock_t) <= SHIM_MUTEX_BYTES, "qspinlock size");
-#ifdef SHIM_WITH_TP
 _Static_assert(sizeof(qlock_tp_mutex_t) <= SHIM_MUTEX_BYTES, "tp mutex size");
 _Static_assert(sizeof(qlock_tp_rwlock_t) == 32 &&
 	       offsetof(qlock_tp_rwlock_t, pad) == SHIM_RW_BYTES,
 	       "tp rwlock: only its padding may lie past SHIM_RW_BYTES");
-#endif
-#ifdef SHIM_WITH_QRWLOCK
 _Static_assert(sizeof(qlock_rwlock_t) <= SHIM_RW_BYTES, "qrwlock size");
-#endif
-#ifdef SHIM_WITH_RWSEM
 /* The rwsem's OSQ word lies over glibc's __cur_writer (offset 24, unused
  * by the shim) and its bias word over __shared (28, never written: the
  * shim never initialises an rwsem biased, so a qlock-owned rwlock never
@@ -80,7 +65,6 @@ _Static_assert(sizeof(qlock_rwsem_t) == 32 &&
 	       offsetof(qlock_rwsem_t, osq) == SHIM_RW_BYTES &&
 	       offsetof(qlock_rwsem_t, bias) == SHIM_RW_BYTES + 4,
 	       "rwsem: only its OSQ word and bias word may lie past SHIM_RW_BYTES");
-#endif
 
 /* ---- polling timed lock, for algorithms without a native one --------- */
 
@@ -145,35 +129,20 @@ static inline void shim_poll_backoff(unsigned round, clockid_t clk,
  * algorithm runs (it returns); `other` runs for every algorithm that has
  * no way of its own (the mutex's qspinlock; for the rwlock RALG_GLIBC,
  * which never reaches a lock call, and an algorithm the operation falls
- * back for).  An algorithm that is not built in has no case.
+ * back for).
  */
-#ifdef SHIM_WITH_TP
-#define SHIM_IF_TP(...) __VA_ARGS__
-#else
-#define SHIM_IF_TP(...)
-#endif
-#ifdef SHIM_WITH_QRWLOCK
-#define SHIM_IF_QRWLOCK(...) __VA_ARGS__
-#else
-#define SHIM_IF_QRWLOCK(...)
-#endif
-#ifdef SHIM_WITH_RWSEM
-#define SHIM_IF_RWSEM(...) __VA_ARGS__
-#else
-#define SHIM_IF_RWSEM(...)
-#endif
 
 #define MA_SWITCH(tp, other)                                              \
 	switch (shim_malg) {                                              \
-	SHIM_IF_TP(case MALG_TP: tp;)                                     \
+	case MALG_TP: tp;                                                 \
 	default: other;                                                   \
 	}
 
 #define RA_SWITCH(qrwlock, rwsem, tp, other)                              \
 	switch (shim_ralg) {                                              \
-	SHIM_IF_QRWLOCK(case RALG_QRWLOCK: qrwlock;)                      \
-	SHIM_IF_RWSEM(case RALG_RWSEM: rwsem;)                            \
-	SHIM_IF_TP(case RALG_TP: tp;)                                     \
+	case RALG_QRWLOCK: qrwlock;                                       \
+	case RALG_RWSEM: rwsem;                                           \
+	case RALG_TP: tp;                                                 \
 	default: other;                                                   \
 	}
 

@@ -168,13 +168,8 @@ cond_sleep(uint32_t *w, uint32_t val, bool shared, clockid_t clk,
 	return r == EAGAIN || r == ETIMEDOUT || r == EINTR ? r : 0;
 }
 
-#ifdef SHIM_WITH_TP
 #define COND_OFF_CPU_BEGIN() qlock_tp_off_cpu_begin()
 #define COND_OFF_CPU_END()   qlock_tp_off_cpu_end()
-#else
-#define COND_OFF_CPU_BEGIN() ((void)0)
-#define COND_OFF_CPU_END()   ((void)0)
-#endif
 
 #define QCV_DESTROYING 0x80000000u
 #define QCV_COUNT (QCV_DESTROYING - 1)

@@ -19,96 +19,31 @@
 #include "state.h"
 #include "exit_report.h"
 
-static bool malg_built(enum shim_malg a)
-{
-	switch (a) {
-	case MALG_GLIBC:
-	case MALG_QSPINLOCK:
-		return true;
-#ifdef SHIM_WITH_TP
-	case MALG_TP:
-		return true;
-#endif
-	default:
-		return false;
-	}
-}
-
-static bool ralg_built(enum shim_ralg a)
-{
-	switch (a) {
-	case RALG_GLIBC:
-		return true;
-#ifdef SHIM_WITH_QRWLOCK
-	case RALG_QRWLOCK:
-		return true;
-#endif
-#ifdef SHIM_WITH_RWSEM
-	case RALG_RWSEM:
-		return true;
-#endif
-#ifdef SHIM_WITH_TP
-	case RALG_TP:
-		return true;
-#endif
-	default:
-		return false;
-	}
-}
-
-/* Defaults: the best algorithm built in (see docs/pthread-dropin.md). */
-static enum shim_malg malg_default(void)
-{
-#ifdef SHIM_WITH_TP
-	return MALG_TP;
-#else
-	return MALG_QSPINLOCK;
-#endif
-}
-
-/* The qrwlock: in the drop-in map (docs/performance.md) it is ahead of the
- * TP rwlock wherever readers share the lock (its readers take it with one
- * fetch_add; the TP word holds a writer's tid, so TP readers need a
- * cmpxchg), as fair, with shorter maximum waits. */
-static enum shim_ralg ralg_default(void)
-{
-#if defined(SHIM_WITH_QRWLOCK)
-	return RALG_QRWLOCK;
-#elif defined(SHIM_WITH_TP)
-	return RALG_TP;
-#elif defined(SHIM_WITH_RWSEM)
-	return RALG_RWSEM;
-#else
-	return RALG_GLIBC;
-#endif
-}
-
-static int pick(const char *var, const char *const *names, int nr,
-		bool (*built)(int), int dflt)
+/* The defaults (docs/pthread-dropin.md): mutexes on the TP mutex; rwlocks
+ * on the qrwlock, which in the drop-in map (docs/performance.md) is ahead
+ * of the TP rwlock wherever readers share the lock (its readers take it
+ * with one fetch_add; the TP word holds a writer's tid, so TP readers need
+ * a cmpxchg), as fair, with shorter maximum waits; spinlocks on the
+ * qspinlock. */
+static int pick(const char *var, const char *const *names, int nr, int dflt)
 {
 	const char *v = getenv(var);
-	/* Never null for a built default; said so for the compiler, whose
-	 * -O3 inlining otherwise sees names[dflt] as possibly null. */
+	/* Never null; said so for the compiler, whose -O3 inlining otherwise
+	 * sees names[dflt] as possibly null. */
 	const char *dname = names[dflt] ? names[dflt] : "?";
 
 	if (!v || !*v)
 		return dflt;
 	for (int i = 0; i < nr; i++)
-		if (names[i] && strcmp(v, names[i]) == 0 && built(i))
+		if (strcmp(v, names[i]) == 0)
 			return i;
-	fprintf(stderr, "libqlock-pthread: %s=%s is not available here; "
+	fprintf(stderr, "libqlock-pthread: %s=%s is unknown; "
 		"using %s (choices:", var, v, dname);
 	for (int i = 0; i < nr; i++)
-		if (names[i] && built(i))
-			fprintf(stderr, " %s", names[i]);
+		fprintf(stderr, " %s", names[i]);
 	fprintf(stderr, ")\n");
 	return dflt;
 }
-
-static bool malg_built_i(int a) { return malg_built((enum shim_malg)a); }
-static bool ralg_built_i(int a) { return ralg_built((enum shim_ralg)a); }
-static bool salg_built_i(int a) { return a >= 0 && a < SALG_NR; }
-
 
 /* The drop-in's own defaults, where the environment sets none.
  * QLOCK_HANDOFF_NS 1 ms instead of the library's 4 ms (the kernel rwsem's
@@ -153,11 +88,11 @@ void shim_setup(void)
 	REAL_LIST(X)
 #undef X
 	shim_malg = (enum shim_malg)pick("QLOCK_MUTEX", shim_malg_names, MALG_NR,
-					 malg_built_i, malg_default());
+					 MALG_TP);
 	shim_ralg = (enum shim_ralg)pick("QLOCK_RWLOCK", shim_ralg_names, RALG_NR,
-					 ralg_built_i, ralg_default());
+					 RALG_QRWLOCK);
 	shim_salg = (enum shim_salg)pick("QLOCK_SPIN", shim_salg_names, SALG_NR,
-					 salg_built_i, SALG_QSPINLOCK);
+					 SALG_QSPINLOCK);
 	shim_tune_defaults();
 	(void)qlock_set_misuse_handler(shim_on_misuse);
 	shim_fork_setup();

@@ -201,7 +201,6 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
  * behind (WAITERS, a ghost top waiter) sends the call to the general path,
  * which repairs it (mutex_fork_check()).
  */
-#ifdef SHIM_WITH_TP /* the only mutex algorithm with inline paths */
 static inline bool mutex_kind_fast(const struct qm *q)
 {
 	int kind = q->kind & ~MUTEX_ELISION_BITS;
@@ -238,19 +237,13 @@ static inline bool mutex_unlock_tp(pthread_mutex_t *m, uint32_t tid)
 		return tp_mutex_unlock_fast_single(tm, tid);
 	return tp_mutex_unlock_fast(tm, tid) == tid;
 }
-#endif
 
 /* The trylock's inline path (not counted, as trylocks are not). */
 static inline bool mutex_lock_fast(pthread_mutex_t *m)
 {
-#ifdef SHIM_WITH_TP
 	uint32_t tid = mutex_fast_tid(qa_read(&shim_mutex_fast), QM(m));
 
 	return qa_likely(tid != 0) && mutex_lock_tp(m, tid);
-#else
-	(void)m;
-	return false;
-#endif
 }
 
 /*
@@ -265,7 +258,6 @@ static inline bool mutex_lock_fast(pthread_mutex_t *m)
  */
 static inline int mutex_lock_fast_counted(pthread_mutex_t *m, const void *pc)
 {
-#ifdef SHIM_WITH_TP
 	uint8_t f = qa_read(&shim_mutex_fast);
 	uint32_t tid = mutex_fast_tid(f, QM(m));
 
@@ -276,16 +268,10 @@ static inline int mutex_lock_fast_counted(pthread_mutex_t *m, const void *pc)
 	if (qa_unlikely(f & SHIM_FAST_COUNT))
 		lockstat_acquired(m, LOCKSTAT_MUTEX, pc);
 	return SHIM_FAST_TAKEN;
-#else
-	(void)m;
-	(void)pc;
-	return SHIM_FAST_NONE;
-#endif
 }
 
 static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 {
-#ifdef SHIM_WITH_TP
 	uint8_t f = qa_read(&shim_mutex_fast);
 	uint32_t tid = mutex_fast_tid(f, QM(m)); /* 0: never locked, general path */
 
@@ -299,10 +285,6 @@ static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 		return true;
 	}
 	return mutex_unlock_tp(m, tid);
-#else
-	(void)m;
-	return false;
-#endif
 }
 
 /* The counted general path's first try (entry.h): the inline path's

@@ -29,13 +29,8 @@
 
 #include "shim.h"
 
-#ifdef SHIM_WITH_TP
 #define OFF_CPU_BEGIN() qlock_tp_off_cpu_begin()
 #define OFF_CPU_END()   qlock_tp_off_cpu_end()
-#else
-#define OFF_CPU_BEGIN() ((void)0)
-#define OFF_CPU_END()   ((void)0)
-#endif
 
 /* glibc's function `name`, resolved once; NULL if there is none. */
 #define REAL_FN(type, name) __extension__({                              \

@@ -252,10 +252,8 @@ static bool rd_held_by_me(const void *r)
  * records the writer's pthread_self() in q->writer (rw_record_writer()). */
 static inline bool rw_write_held_by_me(struct qrw *q)
 {
-#ifdef SHIM_WITH_TP
 	if (shim_ralg == RALG_TP)
 		return tp_rwlock_write_held_by_self(RA_TP(q->alg));
-#endif
 	return qa_read(&q->writer) == self_id();
 }
 
@@ -603,16 +601,9 @@ static inline bool rw_fast_ok(uint8_t f, const struct qrw *q)
  * inline path saves). */
 static inline __attribute__((always_inline)) bool rw_rdlock_fast_word(struct qrw *q)
 {
-#ifdef SHIM_WITH_QRWLOCK
 	if (shim_ralg == RALG_QRWLOCK)
 		return qrw_cur_read_lock_fast((qlock_rwlock_t *)q->alg);
-#endif
-#ifdef SHIM_WITH_TP
 	return tp_rwlock_rdlock_fast((qlock_tp_rwlock_t *)q->alg);
-#else
-	(void)q;
-	return false;
-#endif
 }
 
 /* Biased when the bias is on, else the algorithm's word (and then the
@@ -641,7 +632,6 @@ static inline bool rw_rdlock_fast(pthread_rwlock_t *r)
 
 static inline __attribute__((always_inline)) bool rw_wrlock_fast_alg(struct qrw *q)
 {
-#ifdef SHIM_WITH_QRWLOCK
 	if (shim_ralg == RALG_QRWLOCK) {
 		uint64_t me = self_id_cached(); /* 0: the general path fills it */
 
@@ -657,8 +647,6 @@ static inline __attribute__((always_inline)) bool rw_wrlock_fast_alg(struct qrw 
 		qa_write(&q->writer, me); /* rw_record_writer(), qrwlock */
 		return true;
 	}
-#endif
-#ifdef SHIM_WITH_TP
 	uint32_t tid = tp_self_tid_cached(); /* 0: the general path fills it */
 
 	if (qa_unlikely(tid == 0) || qc_bravo_must_revoke(&q->bias) ||
@@ -669,9 +657,6 @@ static inline __attribute__((always_inline)) bool rw_wrlock_fast_alg(struct qrw 
 		return false;
 	}
 	return true;
-#else
-	return false;
-#endif
 }
 
 static inline bool rw_wrlock_fast(pthread_rwlock_t *r)
@@ -681,7 +666,6 @@ static inline bool rw_wrlock_fast(pthread_rwlock_t *r)
 	return rw_fast_ok(qa_read(&shim_rwlock_fast), q) && rw_wrlock_fast_alg(q);
 }
 
-#ifdef SHIM_WITH_QRWLOCK
 /* The qrwlock's word does not name its writer: q->writer does. */
 static inline __attribute__((always_inline)) bool rw_unlock_fast_qrwlock(struct qrw *q)
 {
@@ -701,15 +685,11 @@ static inline __attribute__((always_inline)) bool rw_unlock_fast_qrwlock(struct 
 		qlock_write_unlock(l); /* a sleeping waiter, or misuse */
 	return true;
 }
-#endif
 
 static inline __attribute__((always_inline)) bool rw_unlock_fast_alg(struct qrw *q)
 {
-#ifdef SHIM_WITH_QRWLOCK
 	if (shim_ralg == RALG_QRWLOCK)
 		return rw_unlock_fast_qrwlock(q);
-#endif
-#ifdef SHIM_WITH_TP
 	qlock_tp_rwlock_t *tp = (qlock_tp_rwlock_t *)q->alg;
 	uint32_t v, tid;
 
@@ -734,9 +714,6 @@ static inline __attribute__((always_inline)) bool rw_unlock_fast_alg(struct qrw 
 	if (tp_rwlock_wrunlock_fast(tp, tid) != tid)
 		qlock_tp_rwlock_wrunlock(tp); /* waiters: the slow unlock */
 	return true;
-#else
-	return false;
-#endif
 }
 
 /*

@@ -4,10 +4,9 @@
  * algorithm, so the pthread entry points (mutex.c, rwlock.c) do not care
  * which qlock lock sits inside the caller's pthread object.
  *
- * Mutex algorithms work on the 4-byte word at offset 0 of pthread_mutex_t
- * (glibc's __lock).  Rwlock algorithms work on up to SHIM_RW_BYTES bytes
- * at offset 0 of pthread_rwlock_t (glibc's __readers .. __pad4).  Every
- * algorithm must accept all-zero storage as "unlocked".
+ * Mutex algorithms work on the first SHIM_MUTEX_BYTES of pthread_mutex_t,
+ * rwlock algorithms on the first SHIM_RW_BYTES of pthread_rwlock_t (below);
+ * every one takes all-zero storage as unlocked.
  *
  * Timed operations receive a deadline already checked for a valid clock
  * (CLOCK_REALTIME or CLOCK_MONOTONIC) and a valid tv_nsec; tv_sec may be
@@ -71,9 +70,7 @@ _Static_assert(sizeof(qlock_rwsem_t) == 32 &&
 static inline bool shim_deadline_passed(clockid_t clk,
 					const struct timespec *abs)
 {
-	if (abs->tv_sec < 0)
-		return true;
-	return qc_deadline_passed(abs, clk);
+	return abs->tv_sec < 0 || qc_deadline_passed(abs, clk);
 }
 
 /* Back off: spin a little, then sleep for a growing slice, never past the

@@ -168,9 +168,6 @@ cond_sleep(uint32_t *w, uint32_t val, bool shared, clockid_t clk,
 	return r == EAGAIN || r == ETIMEDOUT || r == EINTR ? r : 0;
 }
 
-#define COND_OFF_CPU_BEGIN() qlock_tp_off_cpu_begin()
-#define COND_OFF_CPU_END()   qlock_tp_off_cpu_end()
-
 #define QCV_DESTROYING 0x80000000u
 #define QCV_COUNT (QCV_DESTROYING - 1)
 
@@ -192,13 +189,10 @@ static void cond_wake_pending(struct qcv *q, int nr, bool shared)
 			return;
 		n = sw_make(sw_seq(v) + 1, nr == 1 ? p - 1 : 0);
 	} while (!qa_try_cmpxchg(&q->sw, &v, n));
-	/* The waiter woken here may take this CPU from us (wakeup
-	 * preemption) while we hold its mutex: meanwhile we say we are off
-	 * the CPU, so that it sleeps on the mutex at once instead of
-	 * spinning on a holder that is not running (shim/offcpu.c). */
-	COND_OFF_CPU_BEGIN();
+	/* Off the CPU while the woken waiter may take it (see the top). */
+	qlock_tp_off_cpu_begin();
 	sys_futex_wake(cond_seq(q), nr, shared);
-	COND_OFF_CPU_END();
+	qlock_tp_off_cpu_end();
 }
 
 /*
@@ -340,13 +334,6 @@ static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m,
 	return r == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
-static inline void cond_wake(pthread_cond_t *c, int nr)
-{
-	struct qcv *q = QCV(c);
-
-	cond_wake_pending(q, nr, cond_shared(q));
-}
-
 /* Wait until every waiter has counted itself out (see the top). */
 static void cond_wait_for_waiters(struct qcv *q, bool shared)
 {
@@ -397,13 +384,17 @@ EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 	return 0;
 }
 
+/* A wait, reported by the profile when it is on (call sites: entry.h). */
+#define COND_WAIT(c, m, clk, abs) (qa_unlikely(shim_profile_on)                 \
+	? LOCKSTAT_COND_WAIT((c), (m), SHIM_CALLER(),                        \
+			     cond_wait_common((c), (m), (clk), (abs),        \
+					      (uintptr_t)SHIM_CALLER()))     \
+	: cond_wait_common((c), (m), (clk), (abs), (uintptr_t)SHIM_CALLER()))
+
 EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	ready();
-	if (qa_unlikely(shim_profile_on))
-		return LOCKSTAT_COND_WAIT(c, m, SHIM_CALLER(),
-					  cond_wait_common(c, m, CLOCK_REALTIME, NULL, (uintptr_t)SHIM_CALLER()));
-	return cond_wait_common(c, m, CLOCK_REALTIME, NULL, (uintptr_t)SHIM_CALLER());
+	return COND_WAIT(c, m, CLOCK_REALTIME, NULL);
 }
 
 EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
@@ -411,18 +402,14 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 {
 	ready();
 	clockid_t clk = (QCV(c)->wrefs & QCV_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
-	if (qa_unlikely(shim_profile_on))
-		return LOCKSTAT_COND_WAIT(c, m, SHIM_CALLER(), cond_wait_common(c, m, clk, abs, (uintptr_t)SHIM_CALLER()));
-	return cond_wait_common(c, m, clk, abs, (uintptr_t)SHIM_CALLER());
+	return COND_WAIT(c, m, clk, abs);
 }
 
 EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
 				  clockid_t clk, const struct timespec *abs)
 {
 	ready();
-	if (qa_unlikely(shim_profile_on))
-		return LOCKSTAT_COND_WAIT(c, m, SHIM_CALLER(), cond_wait_common(c, m, clk, abs, (uintptr_t)SHIM_CALLER()));
-	return cond_wait_common(c, m, clk, abs, (uintptr_t)SHIM_CALLER());
+	return COND_WAIT(c, m, clk, abs);
 }
 
 EXPORT int pthread_cond_signal(pthread_cond_t *c)
@@ -430,7 +417,7 @@ EXPORT int pthread_cond_signal(pthread_cond_t *c)
 	ready();
 	if (qa_unlikely(shim_profile_on))
 		lockstat_cond_wake(c, false, SHIM_CALLER());
-	cond_wake(c, 1);
+	cond_wake_pending(QCV(c), 1, cond_shared(QCV(c)));
 	return 0;
 }
 
@@ -439,6 +426,6 @@ EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 	ready();
 	if (qa_unlikely(shim_profile_on))
 		lockstat_cond_wake(c, true, SHIM_CALLER());
-	cond_wake(c, INT_MAX);
+	cond_wake_pending(QCV(c), INT_MAX, cond_shared(QCV(c)));
 	return 0;
 }

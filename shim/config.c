@@ -47,11 +47,10 @@ static int pick(const char *var, const char *const *names, int nr, int dflt)
 
 /* The drop-in's own defaults, where the environment sets none.
  * QLOCK_HANDOFF_NS 1 ms instead of the library's 4 ms (the kernel rwsem's
- * RWSEM_WAIT_TIMEOUT, which the seed presets keep): in the drop-in map
- * (docs/performance.md, "Defaults and why") 1 ms raised the slowest
- * thread's share in the lock-bound oversubscribed mutex cells (32 threads,
- * cs 200, gap 0: 21 % against 11 % of the mean; 8 threads: 55 % against
- * 14 %) at the same throughput (within the A/A noise in every cell). */
+ * RWSEM_WAIT_TIMEOUT, which the seed presets keep): in the drop-in map it
+ * raised the slowest thread's share in the lock-bound oversubscribed
+ * mutex cells at the same throughput (docs/performance.md, "Defaults and
+ * why"). */
 #define SHIM_HANDOFF_NS 1000000L
 
 static void shim_tune_defaults(void)

@@ -51,10 +51,17 @@
 				    (blockcall))                             \
 		 : (blockcall))
 
-/* What a blocking call's inline path did: took the lock (and counted it
- * while the statistics count: the uncontended case of LOCKSTAT_ACQUIRE,
- * without the general path's call), tried and found it held, or did not
- * apply. */
+/*
+ * What a blocking call's inline path did: took the lock, tried and found
+ * it held, or did not apply.  While the statistics count
+ * (SHIM_FAST_COUNT), a blocking lock's inline path counts what it takes
+ * (the uncontended case of LOCKSTAT_ACQUIRE, without the general path's
+ * call and checks, which cost a lock that changes hands between running
+ * threads more than the counting does) and an unlock's tells the
+ * statistics before it releases.  After a miss, the general path's first
+ * try is the general try, so only a lock that is really held counts as
+ * contended.  With lockdep on the inline paths are off (state.h).
+ */
 #define SHIM_FAST_TAKEN   1
 #define SHIM_FAST_MISSED  0
 #define SHIM_FAST_NONE  (-1)

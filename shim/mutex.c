@@ -55,11 +55,7 @@ static int mutex_destroy(pthread_mutex_t *m)
 	return 0;
 }
 
-
-/* fork(): a mutex a parent's thread waited on may record ghost waiters in
- * the child (fork.c): the first thread that finds it contended, or
- * unlocks it, in a new generation drops the waiter state and keeps
- * "held". */
+/* fork(): the repair of a mutex the parent's threads waited on (fork.c). */
 static __attribute__((noinline)) void mutex_fork_repair(struct qm *q, uint32_t g)
 {
 	if (!shim_fork_claim(&q->gen, g))
@@ -76,7 +72,6 @@ static inline void mutex_fork_check(struct qm *q)
 		mutex_fork_repair(q, g);
 }
 
-/* mode: 0 block, 1 try, 2 timed (clk/abs) */
 int mutex_acquire(pthread_mutex_t *m, int mode, clockid_t clk,
 		  const struct timespec *abs)
 {
@@ -87,13 +82,9 @@ int mutex_acquire(pthread_mutex_t *m, int mode, clockid_t clk,
 
 	if (mode == 2 && !clock_ok(clk))
 		return EINVAL;
-	if (kind & ~MUTEX_KIND_MASK || shim_malg == MALG_GLIBC) {
-		switch (mode) {
-		case 0: shim_may_sleep(); return real.pthread_mutex_lock(m);
-		case 1: return real.pthread_mutex_trylock(m);
-		default: return real.pthread_mutex_clocklock(m, clk, abs);
-		}
-	}
+	if (mutex_glibc(q->kind))
+		return SHIM_GLIBC_ACQUIRE(m, mode, clk, abs, pthread_mutex_lock,
+					  pthread_mutex_trylock, pthread_mutex_clocklock);
 	/* As glibc: a NULL deadline is none (the clock is still checked,
 	 * above). */
 	if (mode == 2 && !abs)
@@ -145,7 +136,7 @@ int mutex_release(pthread_mutex_t *m)
 	struct qm *q = QM(m);
 	int kind = q->kind & ~MUTEX_ELISION_BITS;
 
-	if (kind & ~MUTEX_KIND_MASK || shim_malg == MALG_GLIBC)
+	if (mutex_glibc(q->kind))
 		return real.pthread_mutex_unlock(m);
 	if (kind == MUTEX_RECURSIVE || kind == MUTEX_ERRORCHECK) {
 		if (qa_read(&q->owner) != self_id())
@@ -196,10 +187,10 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
  * in glibc).  A thread whose tid is not cached yet takes the general path
  * once, which caches it: so the fast paths make no call.  No fork check
  * is needed there: the lock cmpxchg only takes a free word, and the
- * unlock cmpxchg only releases a word that is exactly
- * our tid, both right in a fork child too; whatever a fork left
- * behind (WAITERS, a ghost top waiter) sends the call to the general path,
- * which repairs it (mutex_fork_check()).
+ * unlock cmpxchg only releases a word that is exactly our tid, both right
+ * in a fork child too; whatever a fork left behind (WAITERS, a ghost top
+ * waiter) sends the call to the general path, which repairs it
+ * (mutex_fork_check()).
  */
 static inline bool mutex_kind_fast(const struct qm *q)
 {
@@ -246,16 +237,8 @@ static inline bool mutex_lock_fast(pthread_mutex_t *m)
 	return qa_likely(tid != 0) && mutex_lock_tp(m, tid);
 }
 
-/*
- * While the statistics count (SHIM_FAST_COUNT), the blocking lock's inline
- * path counts what it takes and the unlock's tells the statistics before
- * it releases: the general path's call and checks cost a mutex that
- * changes hands between running threads more than the counting does.
- * With lockdep on the switch is 0, and the general path tries and
- * releases the mutex by its general calls.
- * mutex_lock_fast_counted(): SHIM_FAST_TAKEN, SHIM_FAST_MISSED (tried,
- * held) or SHIM_FAST_NONE (entry.h).
- */
+/* The blocking lock's inline path, counted while the statistics count:
+ * SHIM_FAST_* (entry.h). */
 static inline int mutex_lock_fast_counted(pthread_mutex_t *m, const void *pc)
 {
 	uint8_t f = qa_read(&shim_mutex_fast);

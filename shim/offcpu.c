@@ -29,9 +29,6 @@
 
 #include "shim.h"
 
-#define OFF_CPU_BEGIN() qlock_tp_off_cpu_begin()
-#define OFF_CPU_END()   qlock_tp_off_cpu_end()
-
 /* glibc's function `name`, resolved once; NULL if there is none. */
 #define REAL_FN(type, name) __extension__({                              \
 	static type fn_;                                                  \
@@ -47,72 +44,38 @@ EXPORT int sched_yield(void)
 {
 	int ret;
 
-	OFF_CPU_BEGIN();
+	qlock_tp_off_cpu_begin();
 	/* A system call with no cancellation point, as glibc's. */
 	ret = (int)syscall(SYS_sched_yield);
-	OFF_CPU_END();
+	qlock_tp_off_cpu_end();
 	return ret;
 }
 
-EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
-{
-	typedef int (*fn_t)(const struct timespec *, struct timespec *);
-	fn_t f = REAL_FN(fn_t, nanosleep);
-	int ret;
-
-	if (!f)
-		return (int)syscall(SYS_nanosleep, req, rem);
-	OFF_CPU_BEGIN();
-	ret = f(req, rem);
-	OFF_CPU_END();
-	return ret;
-}
-
-EXPORT int clock_nanosleep(clockid_t clk, int flags,
-			   const struct timespec *req, struct timespec *rem)
-{
-	typedef int (*fn_t)(clockid_t, int, const struct timespec *,
-			    struct timespec *);
-	fn_t f = REAL_FN(fn_t, clock_nanosleep);
-	int ret;
-
-	if (!f)
-		return ENOSYS;
-	OFF_CPU_BEGIN();
-	ret = f(clk, flags, req, rem);
-	OFF_CPU_END();
-	return ret;
-}
-
-EXPORT int usleep(useconds_t usec)
-{
-	typedef int (*fn_t)(useconds_t);
-	fn_t f = REAL_FN(fn_t, usleep);
-	int ret;
-
-	if (!f) {
-		errno = ENOSYS;
-		return -1;
+/* `name` (params), calling glibc's with (args) between the two hints;
+ * `missing`: what it does when glibc has none. */
+#define OFF_CPU_CALL(ret, name, params, args, missing)                        \
+	EXPORT ret name params                                               \
+	{                                                                    \
+		typedef ret (*fn_t) params;                                  \
+		fn_t f = REAL_FN(fn_t, name);                                \
+		ret r;                                                       \
+									     \
+		if (!f) {                                                    \
+			missing;                                             \
+		}                                                            \
+		qlock_tp_off_cpu_begin();                                    \
+		r = f args;                                                  \
+		qlock_tp_off_cpu_end();                                      \
+		return r;                                                    \
 	}
-	OFF_CPU_BEGIN();
-	ret = f(usec);
-	OFF_CPU_END();
-	return ret;
-}
 
-EXPORT unsigned int sleep(unsigned int seconds)
-{
-	typedef unsigned int (*fn_t)(unsigned int);
-	fn_t f = REAL_FN(fn_t, sleep);
-	unsigned int ret;
-
-	if (!f)
-		return seconds;
-	OFF_CPU_BEGIN();
-	ret = f(seconds);
-	OFF_CPU_END();
-	return ret;
-}
+OFF_CPU_CALL(int, nanosleep, (const struct timespec *req, struct timespec *rem),
+	     (req, rem), return (int)syscall(SYS_nanosleep, req, rem))
+OFF_CPU_CALL(int, clock_nanosleep,
+	     (clockid_t clk, int flags, const struct timespec *req, struct timespec *rem),
+	     (clk, flags, req, rem), return ENOSYS)
+OFF_CPU_CALL(int, usleep, (useconds_t usec), (usec), errno = ENOSYS; return -1)
+OFF_CPU_CALL(unsigned int, sleep, (unsigned int seconds), (seconds), return seconds)
 
 /* glibc's pthread_yield() and C11's thrd_yield() call sched_yield()
  * inside glibc, past our definition: both are given here as well.

@@ -50,13 +50,11 @@
  * QLOCK_TP_RWLOCK_MAX_READERS) rather than let the count wrap; the
  * drop-in answers EAGAIN, as glibc past its own limit.
  *
- * Read bias (BRAVO, core/bravo.h): while a process-private rwlock's bias
- * word (struct qrw's `bias`, over glibc's __pad1) is on, a reader takes no
- * lock word at all: it publishes the lock in its slot of the process-wide
- * table of visible readers.  A reader that takes the algorithm's lock
- * turns the bias on when it is due (only with QLOCK_RWLOCK_BIAS=1); a writer
- * that takes the algorithm's lock and finds the bias on revokes it and
- * waits for the biased readers.  Every guarantee below holds with it:
+ * Read bias (BRAVO, core/bravo.h, which says how a biased read, its
+ * unlock, the revocation and fork work): the bias word is struct qrw's
+ * `bias`, turned on by a reader that takes the algorithm's lock when it is
+ * due (only with QLOCK_RWLOCK_BIAS=1).  Every guarantee below holds with
+ * it:
  *  - a biased read is a read: the statistics, the profile and lockdep see
  *    it through the same entry points, rd_held records it;
  *  - a thread that holds a biased read and reads again nests on its slot
@@ -68,11 +66,7 @@
  *    that finds biased readers answers EBUSY, a timed one waits for them
  *    until its deadline;
  *  - the reader limit: a thread nests at most the algorithm's limit of
- *    biased reads on its slot, then counts in the lock word (EAGAIN there);
- *  - a biased read unlock stores NULL into its slot and does not touch the
- *    lock: a lock may be destroyed and freed right after its last unlock;
- *  - fork: the child's table keeps only the forking thread's slots
- *    (core/bravo.c's atfork handler).
+ *    biased reads on its slot, then counts in the lock word (EAGAIN there).
  * Process-shared rwlocks go to glibc and never take the bias (the table
  * is per process); PREFER_WRITER_NONRECURSIVE_NP rwlocks never take it
  * either (a biased reader does not see a writer that waits for the lock,
@@ -154,14 +148,6 @@ static void rt_writer_leave(struct qrw *q)
 	while (!qa_try_cmpxchg(&q->rt_writers, &v, n));
 }
 
-/* No blocked writer ranks at or above a reader of priority prio. */
-static bool rt_reader_ahead(struct qrw *q, int prio)
-{
-	uint32_t v = qa_read(&q->rt_writers);
-
-	return v < RTW_ONE || (v & RTW_PRIO_MASK) < (uint32_t)prio;
-}
-
 /* A realtime reader's slow path: -1 when a writer at or above it waits
  * (then it queues as any reader), else 0, EBUSY or ETIMEDOUT. */
 static int rt_rdlock(struct qrw *q, int prio, int mode, clockid_t clk,
@@ -170,7 +156,9 @@ static int rt_rdlock(struct qrw *q, int prio, int mode, clockid_t clk,
 	static const struct timespec never = { .tv_sec = INT32_MAX };
 
 	for (unsigned i = 0;; i++) {
-		if (!rt_reader_ahead(q, prio))
+		uint32_t v = qa_read(&q->rt_writers);
+
+		if (v >= RTW_ONE && (v & RTW_PRIO_MASK) >= (uint32_t)prio)
 			return -1;
 		if (ra_tryrdlock_unfair(q->alg))
 			return 0;
@@ -266,6 +254,23 @@ static inline void rw_record_writer(struct qrw *q, uint64_t id)
 
 #define RW_DEFER_NS 1000000u /* a reader's longest deferral to one writer */
 
+/* Are readers glibc's (they join readers past waiting writers, after the
+ * deferral), or does the kind keep strict writer preference? */
+static inline bool rw_kind_joins(const struct qrw *q)
+{
+	return q->flags != PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+}
+
+/* Nanoseconds from now to the deadline abs on clk (< 0: passed). */
+static int64_t rw_ns_left(clockid_t clk, const struct timespec *abs)
+{
+	struct timespec now;
+
+	clock_gettime(clk, &now);
+	return ((int64_t)abs->tv_sec - now.tv_sec) * 1000000000 +
+	       (abs->tv_nsec - now.tv_nsec);
+}
+
 /* ---- read bias ----------------------------------------------------------- */
 
 /*
@@ -322,12 +327,8 @@ static inline bool rw_bias_read(struct qrw *q)
 static inline void rw_bias_read_locked(struct qrw *q)
 {
 	qc_bravo_reader_locked(&q->bias,
-			       qa_read(&shim_rwlock_bias) != 0 &&
-			       q->flags != PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+			       qa_read(&shim_rwlock_bias) != 0 && rw_kind_joins(q));
 }
-
-static int64_t rw_ns_left(clockid_t clk, const struct timespec *abs);
-static inline bool rw_kind_joins(const struct qrw *q);
 
 /*
  * A writer that holds the algorithm's lock and must revoke the bias
@@ -382,24 +383,6 @@ static int rw_rdlock_recursive(struct qrw *q)
 	return 0;
 }
 
-
-/* Are readers glibc's (they join readers past waiting writers, after the
- * deferral), or does the kind keep strict writer preference? */
-static inline bool rw_kind_joins(const struct qrw *q)
-{
-	return q->flags != PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
-}
-
-/* Nanoseconds from now to the deadline abs on clk (< 0: passed). */
-static int64_t rw_ns_left(clockid_t clk, const struct timespec *abs)
-{
-	struct timespec now;
-
-	clock_gettime(clk, &now);
-	return ((int64_t)abs->tv_sec - now.tv_sec) * 1000000000 +
-	       (abs->tv_nsec - now.tv_nsec);
-}
-
 /* A reader of a joining kind that must wait (mode 0 block, 2 timed):
  * rounds of RW_DEFER_NS, each ended by a join while readers hold it. */
 static int rw_rdlock_deferring(struct qrw *q, int mode, clockid_t clk,
@@ -431,8 +414,7 @@ static inline int rw_rdlock_alg(struct qrw *q, int mode, clockid_t clk,
 {
 	if (ra_tryrdlock(q->alg))
 		return 0;
-	if (q->flags != PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP &&
-	    rd_held_by_me(q))
+	if (rw_kind_joins(q) && rd_held_by_me(q))
 		return rw_rdlock_recursive(q);
 	if (ra_readers_full(q->alg))
 		return EAGAIN;
@@ -485,13 +467,9 @@ static inline int rw_rdlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 {
 	int err;
 
-	if (rwlock_glibc(r)) {
-		switch (mode) {
-		case 0: shim_may_sleep(); return real.pthread_rwlock_rdlock(r);
-		case 1: return real.pthread_rwlock_tryrdlock(r);
-		default: return real.pthread_rwlock_clockrdlock(r, clk, abs);
-		}
-	}
+	if (rwlock_glibc(r))
+		return SHIM_GLIBC_ACQUIRE(r, mode, clk, abs, pthread_rwlock_rdlock,
+					  pthread_rwlock_tryrdlock, pthread_rwlock_clockrdlock);
 	err = rw_rdlock_qlock(QRW(r), mode, clk, abs);
 	if (err == 0)
 		rd_track(r);
@@ -504,13 +482,9 @@ static inline int rw_wrlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 	struct qrw *q = QRW(r);
 	int err = 0;
 
-	if (rwlock_glibc(r)) {
-		switch (mode) {
-		case 0: shim_may_sleep(); return real.pthread_rwlock_wrlock(r);
-		case 1: return real.pthread_rwlock_trywrlock(r);
-		default: return real.pthread_rwlock_clockwrlock(r, clk, abs);
-		}
-	}
+	if (rwlock_glibc(r))
+		return SHIM_GLIBC_ACQUIRE(r, mode, clk, abs, pthread_rwlock_wrlock,
+					  pthread_rwlock_trywrlock, pthread_rwlock_clockwrlock);
 	if (mode == 2 && !abs) /* as glibc: no deadline, no clock check */
 		mode = 0;
 	if (mode == 2 && (!clock_ok(clk) || !nsec_ok(abs)))
@@ -543,7 +517,9 @@ static inline int rw_wrlock(pthread_rwlock_t *r, int mode, clockid_t clk,
 	return 0;
 }
 
-static inline int rw_unlock(pthread_rwlock_t *r)
+/* The general release, the statistics told already (out of line: the
+ * inline unlock stays small). */
+static __attribute__((noinline)) int rw_unlock_told(pthread_rwlock_t *r)
 {
 	struct qrw *q = QRW(r);
 
@@ -716,17 +692,10 @@ static inline __attribute__((always_inline)) bool rw_unlock_fast_alg(struct qrw 
 	return true;
 }
 
-/*
- * While the statistics count (SHIM_FAST_COUNT), the blocking locks'
- * inline paths count what they take and the unlock's tells the
- * statistics before it releases, as the mutex's do (mutex.c); their
- * results are SHIM_FAST_* (entry.h).  With lockdep's checks too, the
- * inline paths are off, and the general paths below still try and
- * release a process-private rwlock on the qrwlock or the TP algorithm by
- * the inline paths' code.  A first try after the inline path's miss is
- * the general try, so only a lock that is really held counts as
- * contended.
- */
+/* The blocking locks' inline paths, counted while the statistics count:
+ * SHIM_FAST_* (entry.h).  With lockdep's checks the inline paths are off,
+ * and the general paths below still try and release a process-private
+ * rwlock on the qrwlock or the TP algorithm by the inline paths' code. */
 static inline __attribute__((always_inline)) int
 rw_lock_fast_counted(pthread_rwlock_t *r, const void *pc, bool write)
 {
@@ -800,14 +769,7 @@ static __attribute__((noinline)) int rw_unlock_general(pthread_rwlock_t *r)
 	if (qa_unlikely(shim_stats_on) && rw_counted_fast_ok(QRW(r)) &&
 	    rw_unlock_fast_alg(QRW(r)))
 		return 0;
-	return rw_unlock(r);
-}
-
-/* The general release, the statistics told already (out of line: the
- * inline unlock stays small). */
-static __attribute__((noinline)) int rw_unlock_told(pthread_rwlock_t *r)
-{
-	return rw_unlock(r);
+	return rw_unlock_told(r);
 }
 
 EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *r)

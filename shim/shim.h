@@ -23,40 +23,10 @@
  * exports.  glibc's own functions are reached with dlsym(RTLD_NEXT), which
  * returns glibc's default (newest) version.
  *
- * Storage (x86_64 glibc layouts; checked by the static asserts below):
- *
- * pthread_mutex_t (40 bytes, struct __pthread_mutex_s)
- *   0..15        the mutex algorithm (__lock .. __nusers): a qspinlock
- *                (4 bytes) or a TP mutex (16 bytes); all-zero = free
- *  16  __kind    glibc's kind, where glibc's initialisers put it:
- *                0 normal, 1 recursive, 2 errorcheck, 3 adaptive (run as
- *                normal).  Any other bit (robust 16, PI 32, PP 64,
- *                pshared 128, or -1 after destroy) means "glibc-owned":
- *                every call goes to glibc unchanged.
- *  20  __spins + __elision: recursion count (recursive kind)
- *  24  __list.__prev: 64-bit owner id (pthread_self()) for the
- *                recursive and errorcheck kinds
- *  32  __list.__next (low half): fork generation (see fork_check())
- * pthread_rwlock_t (56 bytes)
- *   0..23        the rwlock algorithm's storage (qrwlock 8 bytes; TP
- *                rwlock 32 bytes whose last 8 are never-written padding)
- *  28  __shared  non-zero = process-shared = glibc-owned
- *  32  __rwelision, __pad1: blocked realtime writers (count, top
- *                priority; see rwlock.c)
- *  36  __pad1[3..6]: the read bias word (rwlock.c; 0 = bias off, turned
- *                on by the first readers)
- *  40  __pad2    64-bit id of the writer (pthread_self()), 0 if none;
- *                qrwlock and rwsem only (the TP word names its writer)
- *  48  __flags   glibc's kind (kept, so the initialisers stay valid)
- * pthread_cond_t (48 bytes)
- *   0            sequence word (futex)
- *   4            waiter count (and DESTROYING, see cond.c)
- *   8            fork generation of the waiter count
- *  36  __wrefs   glibc's attribute bits: bit 0 pshared (shared futex
- *                calls, no fork repair), bit 1 CLOCK_MONOTONIC
- * pthread_spinlock_t (4 bytes): a qlock_spinlock_t, or, process-shared,
- *                a test-and-set word whose values the qspinlock never
- *                holds (spin.c).
+ * Storage: the structs below overlay glibc's objects (x86_64 layouts,
+ * checked by their static asserts); pthread_spinlock_t (4 bytes) is a
+ * qlock_spinlock_t, or, process-shared, a test-and-set word whose values
+ * the qspinlock never holds (spin.c).
  *
  * A zeroed object is always qlock-owned: glibc marks what it owns with
  * bits that are never zero.
@@ -94,11 +64,17 @@ _Static_assert(sizeof(pthread_spinlock_t) == 4, "pthread_spinlock_t");
 _Static_assert(sizeof(qlock_spinlock_t) == 4, "qlock_spinlock_t");
 
 struct qm {              /* overlay of pthread_mutex_t */
-	uint32_t word[SHIM_MUTEX_BYTES / 4]; /* __lock .. __nusers */
-	int32_t kind;    /* __kind */
-	uint32_t count;  /* __spins, __elision */
-	uint64_t owner;  /* __list.__prev */
-	uint32_t gen;    /* __list.__next: fork generation, see fork_check() */
+	/* __lock .. __nusers: the mutex algorithm, a qspinlock (4 bytes) or
+	 * a TP mutex (16 bytes); all-zero = free. */
+	uint32_t word[SHIM_MUTEX_BYTES / 4];
+	/* __kind, where glibc's initialisers put it: MUTEX_* (adaptive runs
+	 * as normal).  Any other bit (robust 16, PI 32, PP 64, pshared 128,
+	 * or -1 after destroy) means glibc-owned: every call goes to glibc
+	 * unchanged. */
+	int32_t kind;
+	uint32_t count;  /* __spins, __elision: the recursive kind's count */
+	uint64_t owner;  /* __list.__prev: pthread_self() of a recursive or errorcheck owner */
+	uint32_t gen;    /* __list.__next, low half: fork generation (fork.h) */
 };
 _Static_assert(offsetof(pthread_mutex_t, __data.__lock) == offsetof(struct qm, word), "lock");
 _Static_assert(offsetof(pthread_mutex_t, __data.__kind) == offsetof(struct qm, kind), "kind");
@@ -108,13 +84,17 @@ _Static_assert(sizeof(struct qm) <= sizeof(pthread_mutex_t), "qm size");
 _Static_assert(_Alignof(pthread_mutex_t) >= 8, "owner alignment");
 
 struct qrw {                     /* overlay of pthread_rwlock_t */
+	/* The rwlock algorithm (qrwlock 8 bytes; the TP rwlock's and the
+	 * rwsem's last 8 bytes lie over the next two fields, adapt.h). */
 	uint64_t alg[SHIM_RW_BYTES / 8];
 	int32_t cur_writer;      /* __cur_writer: unused, stays 0 */
-	int32_t shared;          /* __shared */
-	uint32_t rt_writers;     /* x86-64 __rwelision, __pad1[0..2]; else __pad1: rwlock.c */
+	int32_t shared;          /* __shared: non-zero = process-shared = glibc-owned */
+	/* x86-64 __rwelision, __pad1[0..2]; else __pad1: blocked realtime
+	 * writers (count, top priority; rwlock.c) */
+	uint32_t rt_writers;
 	uint32_t bias;           /* __pad1[3..6]: read bias word (rwlock.c, core/bravo.h) */
-	uint64_t writer;         /* __pad2 */
-	uint32_t flags;          /* __flags */
+	uint64_t writer;         /* __pad2: pthread_self() of a qrwlock or rwsem writer */
+	uint32_t flags;          /* __flags: glibc's kind (its initialisers stay valid) */
 };
 _Static_assert(offsetof(pthread_rwlock_t, __data.__cur_writer) == offsetof(struct qrw, cur_writer), "cur_writer");
 _Static_assert(offsetof(pthread_rwlock_t, __data.__shared) == offsetof(struct qrw, shared), "shared");
@@ -129,9 +109,9 @@ _Static_assert(offsetof(pthread_rwlock_t, __data.__flags) == offsetof(struct qrw
 struct qcv {                     /* overlay of pthread_cond_t */
 	uint64_t sw;             /* seq (the futex word) and pending (cond.c) */
 	uint32_t gen;            /* fork generation of `waiters`, `pending` */
-	uint32_t waiters;
+	uint32_t waiters;        /* and DESTROYING (cond.c) */
 	uint32_t unused[5];
-	uint32_t wrefs;          /* __wrefs */
+	uint32_t wrefs;          /* __wrefs: QCV_PSHARED, QCV_MONOTONIC, as glibc's attribute bits */
 };
 _Static_assert(_Alignof(pthread_cond_t) >= 8, "qcv.sw: 64-bit atomics");
 _Static_assert(offsetof(pthread_cond_t, __data.__wrefs) == offsetof(struct qcv, wrefs), "wrefs");
@@ -174,7 +154,6 @@ static inline bool nsec_ok(const struct timespec *ts)
 	return ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000L;
 }
 
-
 /* A lock call about to block where the core's futex layer does not see
  * it (the shim's own futex calls, glibc's locks): it counts as a sleep
  * (core/futex.h), so that the statistics time its wait rather than
@@ -208,6 +187,12 @@ static inline void shim_futex_wake(uint32_t *w, int nr, bool shared)
 	(void)syscall(SYS_futex, w, FUTEX_WAKE | (shared ? 0 : FUTEX_PRIVATE_FLAG),
 		      nr, NULL, NULL, 0);
 }
+
+/* An acquisition glibc serves (mode: 0 block, 1 try, 2 timed): its
+ * blocking call `lock`, `try` or `clock` on l. */
+#define SHIM_GLIBC_ACQUIRE(l, mode, clk, abs, lock, try, clock)              \
+	((mode) == 0 ? (shim_may_sleep(), real.lock(l))                      \
+	 : (mode) == 1 ? real.try(l) : real.clock((l), (clk), (abs)))
 
 static inline struct qm *QM(pthread_mutex_t *m) { return (struct qm *)(void *)m; }
 

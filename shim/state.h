@@ -26,33 +26,21 @@
 	X(pthread_mutex_destroy, int, (pthread_mutex_t *))                   \
 	X(pthread_mutex_lock, int, (pthread_mutex_t *))                      \
 	X(pthread_mutex_trylock, int, (pthread_mutex_t *))                   \
-	X(pthread_mutex_timedlock, int, (pthread_mutex_t *, const struct timespec *)) \
 	X(pthread_mutex_clocklock, int, (pthread_mutex_t *, clockid_t, const struct timespec *)) \
 	X(pthread_mutex_unlock, int, (pthread_mutex_t *))                    \
 	X(pthread_rwlock_init, int, (pthread_rwlock_t *, const pthread_rwlockattr_t *)) \
 	X(pthread_rwlock_destroy, int, (pthread_rwlock_t *))                 \
 	X(pthread_rwlock_rdlock, int, (pthread_rwlock_t *))                  \
 	X(pthread_rwlock_tryrdlock, int, (pthread_rwlock_t *))               \
-	X(pthread_rwlock_timedrdlock, int, (pthread_rwlock_t *, const struct timespec *)) \
 	X(pthread_rwlock_clockrdlock, int, (pthread_rwlock_t *, clockid_t, const struct timespec *)) \
 	X(pthread_rwlock_wrlock, int, (pthread_rwlock_t *))                  \
 	X(pthread_rwlock_trywrlock, int, (pthread_rwlock_t *))               \
-	X(pthread_rwlock_timedwrlock, int, (pthread_rwlock_t *, const struct timespec *)) \
 	X(pthread_rwlock_clockwrlock, int, (pthread_rwlock_t *, clockid_t, const struct timespec *)) \
 	X(pthread_rwlock_unlock, int, (pthread_rwlock_t *))                  \
-	X(pthread_cond_init, int, (pthread_cond_t *, const pthread_condattr_t *)) \
-	X(pthread_cond_destroy, int, (pthread_cond_t *))                     \
-	X(pthread_cond_wait, int, (pthread_cond_t *, pthread_mutex_t *))     \
-	X(pthread_cond_timedwait, int, (pthread_cond_t *, pthread_mutex_t *, const struct timespec *)) \
-	X(pthread_cond_clockwait, int, (pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *)) \
-	X(pthread_cond_signal, int, (pthread_cond_t *))                      \
-	X(pthread_cond_broadcast, int, (pthread_cond_t *))                   \
 	X(pthread_spin_init, int, (pthread_spinlock_t *, int))               \
-	X(pthread_spin_destroy, int, (pthread_spinlock_t *))                 \
 	X(pthread_spin_lock, int, (pthread_spinlock_t *))                    \
 	X(pthread_spin_trylock, int, (pthread_spinlock_t *))                 \
 	X(pthread_spin_unlock, int, (pthread_spinlock_t *))
-
 
 struct shim_real {
 #define X(name, ret, args) ret(*name) args;

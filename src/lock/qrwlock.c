@@ -370,37 +370,90 @@ static bool qrw_defer_over(uint64_t since, uint64_t defer_ns,
 	return false;
 }
 
-/* defer_ns: 0, or how long readers may keep the lock against this writer
- * before it lets them pass (current layout only: write_lock_bounded). */
-QRW_INLINE void qrw_write_lock_slowpath(qlock_rwlock_t *lock,
-					enum qrw_variant v, uint64_t defer_ns)
+/*
+ * The writer's slow path up to the wait: under wait_lock (held on return),
+ * take the lock if it is free (true), else set WAITING (false).
+ */
+QRW_INLINE bool qrw_write_enter_queue(qlock_rwlock_t *lock, enum qrw_variant v)
 {
-	struct timespec until, *untilp;
-	struct qc_spinner s;
-	uint64_t since;
 	uint32_t cnts;
 
 	qc_event_inc(QRW_CLASS, QC_EV_slowpath);
-again:
 	qlock_spin_lock(&lock->wait_lock);
 
 	/* Free now: take it at once (O2). */
 	cnts = qa_read(&lock->cnts);
 	if (!cnts && qa_try_cmpxchg_acquire(&lock->cnts, &cnts, QRW_W_LOCKED))
-		goto out;
+		return true;
 
 	/* Stop new readers (and writers): WAITING. */
 	if (v == QRW_CUR)
 		qa_fetch_or_relaxed(&lock->cnts, QRW_CUR_WAITING);
 	else
 		qrw_2015_set_waiting(lock, v);
+	return false;
+}
 
-	/* Wait for the readers (and today a writer) to go, then take it. */
-	since = 0;
+/* WAITING(|W_SLEEP), R == 0 -> LOCKED (O2): may the queue head take it? */
+QRW_INLINE bool qrw_write_may_take(enum qrw_variant v, uint32_t cnts)
+{
+	return (cnts & ~QRW_W_SLEEP) == qrw_waiting(v);
+}
+
+/*
+ * Wait for the readers (and today a writer) to go, then take it.  The
+ * bounded writer's wait below is a separate loop on purpose: its give-way
+ * branch inside this one, even never taken, keeps GenMC from treating the
+ * wait as one spin loop, and the model of the plain writer grows from
+ * seconds to beyond its time bound.
+ */
+QRW_INLINE void qrw_write_lock_slowpath(qlock_rwlock_t *lock,
+					enum qrw_variant v)
+{
+	struct qc_spinner s;
+	uint32_t cnts;
+
+	if (qrw_write_enter_queue(lock, v))
+		goto out;
 	qc_spinner_init(&s);
 	for (;;) {
 		cnts = qa_read(&lock->cnts);
-		if ((cnts & ~QRW_W_SLEEP) == qrw_waiting(v)) {
+		if (qrw_write_may_take(v, cnts)) {
+			if (qa_try_cmpxchg_acquire(&lock->cnts, &cnts,
+						   QRW_W_LOCKED))
+				break;
+			continue;
+		}
+		if (qc_spin_continue(&s))
+			continue;
+		qrw_park_on_readers(lock, v, cnts, NULL);
+		qc_spin_begin(&s);
+	}
+	qc_spin_account(&s, QRW_CLASS);
+out:
+	qlock_spin_unlock(&lock->wait_lock);
+}
+
+/*
+ * write_lock_bounded (current layout): as the slow path above, but once
+ * readers have held the lock for defer_ns against this writer, it lets
+ * the threads queued behind it pass: true with the lock write-held, false
+ * when it gave way (the caller queues again).
+ */
+static bool qrw_write_lock_slowpath_bounded(qlock_rwlock_t *lock,
+					    uint64_t defer_ns)
+{
+	struct timespec until, *untilp;
+	struct qc_spinner s;
+	uint64_t since = 0;
+	uint32_t cnts;
+
+	if (qrw_write_enter_queue(lock, QRW_CUR))
+		goto out;
+	qc_spinner_init(&s);
+	for (;;) {
+		cnts = qa_read(&lock->cnts);
+		if (qrw_write_may_take(QRW_CUR, cnts)) {
 			if (qa_try_cmpxchg_acquire(&lock->cnts, &cnts,
 						   QRW_W_LOCKED))
 				break;
@@ -409,7 +462,7 @@ again:
 		if (qc_spin_continue(&s))
 			continue;
 		untilp = NULL;
-		if (v == QRW_CUR && defer_ns && !(cnts & QRW_W_HELD)) {
+		if (!(cnts & QRW_W_HELD)) {
 			/* Readers hold it: time them from now. */
 			if (!since)
 				since = qc_now_ns();
@@ -423,16 +476,17 @@ again:
 								QRW_W_SLEEP);
 				qlock_spin_unlock(&lock->wait_lock);
 				qc_spin_account(&s, QRW_CLASS);
-				goto again;
+				return false;
 			}
 			untilp = &until;
 		}
-		qrw_park_on_readers(lock, v, cnts, untilp);
+		qrw_park_on_readers(lock, QRW_CUR, cnts, untilp);
 		qc_spin_begin(&s);
 	}
 	qc_spin_account(&s, QRW_CLASS);
 out:
 	qlock_spin_unlock(&lock->wait_lock);
+	return true;
 }
 
 /* ---- the operations, one set per variant --------------------------------- */
@@ -506,7 +560,7 @@ QRW_INLINE void qrw_write_lock(qlock_rwlock_t *lock, enum qrw_variant v)
 {
 	if (qa_likely(qrw_cur_write_lock_fast(lock))) /* O2; every layout */
 		return;
-	qrw_write_lock_slowpath(lock, v, 0);
+	qrw_write_lock_slowpath(lock, v);
 }
 
 QRW_INLINE bool qrw_write_trylock(qlock_rwlock_t *lock)
@@ -578,7 +632,8 @@ void qlock_write_lock_bounded(qlock_rwlock_t *lock, uint64_t defer_ns)
 {
 	if (qa_likely(qrw_cur_write_lock_fast(lock))) /* O2 */
 		return;
-	qrw_write_lock_slowpath(lock, QRW_CUR, defer_ns);
+	while (!qrw_write_lock_slowpath_bounded(lock, defer_ns))
+		;
 }
 bool qlock_write_trylock(qlock_rwlock_t *lock) { return qrw_write_trylock(lock); }
 void qlock_write_unlock(qlock_rwlock_t *lock) { qrw_write_unlock(lock); }

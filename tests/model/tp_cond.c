@@ -47,7 +47,7 @@
  * past its SpinAssumePass (the mutex's slow paths inlined into the
  * condvar's).
  *
- * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,6,7 mutants=3 mutant-models=rc11 wake-mutants=0,6,7
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,6,7 mutants=3 mutant-models=rc11 wake-mutants=0,6,7 full-only=1:imm,2:imm,3:imm
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1

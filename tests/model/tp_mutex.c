@@ -66,7 +66,7 @@
  * Variant 5 with main holding the mutex until the others sleep (as
  * rwsem.c's variant 7) still ran past 150 s.
  *
- * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,6,7,8,9,10 mutants=0,1,2,3,4,7,8 wake-mutants=0,6,7,8
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,4,6,7,8,9,10 mutants=0,1,2,3,4,7,8 wake-mutants=0,6,7,8 full-only=7:imm,8:imm
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1

@@ -64,7 +64,7 @@
  * variant 0 then checks in 0.2 s instead of 10 s, and its wake mutant is
  * caught in 0.6 s instead of 73 s.
  *
- * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,5,6,7,8,9 mutants=0,1,3,5,7,8 wake-mutants=0,6,7,9
+ * modelcheck: -unroll=2 --disable-instruction-caching variants=0,1,2,3,5,6,7,8,9 mutants=0,1,3,5,7,8 wake-mutants=0,6,7,9 full-only=7:imm
  */
 /* The futex out of line for GenMC's inliner (core/futex.c says why). */
 #define QC_MODEL_FUTEX_OUT_OF_LINE 1

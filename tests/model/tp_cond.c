@@ -20,7 +20,7 @@
  *   4  broadcast, two waiters (one woken, one requeued onto the serial
  *      word) in any order -- test runs only, too big for the checker
  *   5  destroy after broadcast, two waiters -- test runs only (see
- *      docs/testing.md for what was tried)
+ *      docs/testing.md, "Model checking")
  *   6  broadcast to two sleepers, ordered: main starts a waiter, waits
  *      until it sleeps on the condvar (synchronised with its sleep,
  *      model_await_asleep_synced), starts a second, waits likewise, then

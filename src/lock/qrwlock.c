@@ -419,7 +419,7 @@ QRW_INLINE void qrw_write_lock_slowpath(qlock_rwlock_t *lock,
 	for (;;) {
 		cnts = qa_read(&lock->cnts);
 		if (qrw_write_may_take(v, cnts)) {
-			if (qa_try_cmpxchg_acquire(&lock->cnts, &cnts,
+			if (qa_try_cmpxchg_acquire(&lock->cnts, &cnts, /* O2 */
 						   QRW_W_LOCKED))
 				break;
 			continue;
@@ -454,7 +454,7 @@ static bool qrw_write_lock_slowpath_bounded(qlock_rwlock_t *lock,
 	for (;;) {
 		cnts = qa_read(&lock->cnts);
 		if (qrw_write_may_take(QRW_CUR, cnts)) {
-			if (qa_try_cmpxchg_acquire(&lock->cnts, &cnts,
+			if (qa_try_cmpxchg_acquire(&lock->cnts, &cnts, /* O2 */
 						   QRW_W_LOCKED))
 				break;
 			continue;

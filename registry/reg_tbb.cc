@@ -2,8 +2,9 @@
 /*
  * Optional peer baselines: oneTBB's spin_mutex (test-and-set with
  * exponential backoff, then yield), queuing_mutex (an MCS queue; the node
- * is a scoped_lock) and spin_rw_mutex (writer-preferring: a waiting writer
- * sets WRITER_PENDING and new readers hold back).  Built only when
+ * is a scoped_lock), spin_rw_mutex (writer-preferring: a waiting writer
+ * sets WRITER_PENDING and new readers hold back) and queuing_rw_mutex (one
+ * FIFO queue of readers and writers, adjacent readers share the lock).  Built only when
  * libtbb-dev was found at configure time (QLOCK_HAVE_TBB).  None of them
  * sleeps.  TSan sees their atomics (all inline) but the annotations of
  * tsan_note.h keep it exact across the yields.
@@ -11,6 +12,7 @@
 #include <new>
 
 #include <oneapi/tbb/queuing_mutex.h>
+#include <oneapi/tbb/queuing_rw_mutex.h>
 #include <oneapi/tbb/spin_mutex.h>
 #include <oneapi/tbb/spin_rw_mutex.h>
 
@@ -74,56 +76,59 @@ void rw_rdunlock(void *l)
 }
 
 /*
- * queuing_mutex needs a queue node (scoped_lock) per (thread, lock held):
- * a few per thread, found again by lock address at unlock, as the CK MCS
- * adapter does.
+ * queuing_mutex and queuing_rw_mutex need a queue node (scoped_lock) per
+ * (thread, lock held): a few per thread, found again by lock address at
+ * unlock, as the CK MCS adapter does.
  */
-using qm = tbb::queuing_mutex;
 constexpr int QM_NEST = 4;
 
-struct qm_slot {
+template <class M> struct q_slot {
 	void *lock = nullptr;
-	qm::scoped_lock node;
+	typename M::scoped_lock node;
 };
 
-thread_local qm_slot qm_slots[QM_NEST];
-
-qm_slot *qm_slot_of(void *l)
+template <class M> q_slot<M> *q_slot_of(void *l)
 {
-	for (auto &s : qm_slots)
+	thread_local q_slot<M> slots[QM_NEST];
+
+	for (auto &s : slots)
 		if (s.lock == l)
 			return &s;
 	return nullptr; /* nesting deeper than QM_NEST: a test bug */
 }
 
-void qm_lock(void *l)
+/* queuing_mutex: acquire(m); queuing_rw_mutex: acquire(m, write). */
+template <class M, bool... W> void q_lock(void *l)
 {
-	qm_slot *s = qm_slot_of(nullptr);
+	q_slot<M> *s = q_slot_of<M>(nullptr);
 
-	s->node.acquire(*as<qm>(l));
+	s->node.acquire(*as<M>(l), W...);
 	s->lock = l;
 	tsan_acquired(l);
 }
 
-bool qm_trylock(void *l)
+template <class M, bool... W> bool q_trylock(void *l)
 {
-	qm_slot *s = qm_slot_of(nullptr);
+	q_slot<M> *s = q_slot_of<M>(nullptr);
 
-	if (!s->node.try_acquire(*as<qm>(l)))
+	if (!s->node.try_acquire(*as<M>(l), W...))
 		return false;
 	s->lock = l;
 	tsan_acquired(l);
 	return true;
 }
 
-void qm_unlock(void *l)
+template <class M> void q_unlock(void *l)
 {
-	qm_slot *s = qm_slot_of(l);
+	q_slot<M> *s = q_slot_of<M>(l);
 
 	tsan_releasing(l);
 	s->node.release();
 	s->lock = nullptr;
 }
+
+using qm = tbb::queuing_mutex;
+using qrw = tbb::queuing_rw_mutex;
 
 } // namespace
 
@@ -141,7 +146,8 @@ extern "C" const struct lr_lock lr_tbb[] = {
 	  .kind = LR_MUTEX, .flags = LR_SPIN_ONLY | LR_OPTIONAL,
 	  .size = sizeof(qm), .stats_class = nullptr,
 	  .init = construct<qm>, .destroy = destruct<qm>,
-	  .lock = qm_lock, .unlock = qm_unlock, .trylock = qm_trylock },
+	  .lock = q_lock<qm>, .unlock = q_unlock<qm>,
+	  .trylock = q_trylock<qm> },
 	/* A waiting writer blocks new readers: writers may starve readers. */
 	{ .name = "tbb-spin-rw-mutex",
 	  .desc = "oneTBB spin_rw_mutex (writer-preferring spinner)",
@@ -152,5 +158,18 @@ extern "C" const struct lr_lock lr_tbb[] = {
 	  .lock = wlock<rw>, .unlock = wunlock<rw>, .trylock = trywlock<rw>,
 	  .timedlock = nullptr, .rdlock = rw_rdlock,
 	  .rdunlock = rw_rdunlock, .tryrdlock = rw_tryrdlock },
+	/* Readers and writers in one FIFO queue: adjacent readers share.  Its
+	 * try_acquire succeeds only on an empty queue, so it refuses a reader
+	 * while the lock is read-held: not a try-read in the registry's sense,
+	 * and left out. */
+	{ .name = "tbb-queuing-rw-mutex",
+	  .desc = "oneTBB queuing_rw_mutex (fair queue, readers share)",
+	  .kind = LR_RWLOCK, .flags = LR_SPIN_ONLY | LR_OPTIONAL,
+	  .size = sizeof(qrw), .stats_class = nullptr,
+	  .init = construct<qrw>, .destroy = destruct<qrw>,
+	  .lock = q_lock<qrw, true>, .unlock = q_unlock<qrw>,
+	  .trylock = q_trylock<qrw, true>, .timedlock = nullptr,
+	  .rdlock = q_lock<qrw, false>, .rdunlock = q_unlock<qrw>,
+	  .tryrdlock = nullptr },
 	{ .name = nullptr },
 };

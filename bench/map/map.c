@@ -45,7 +45,8 @@ static const unsigned map_shares[] = { 50, 90, 99, 0 };
 static const char *const map_peers_mutex[] = {
 	"ck-mcs", "absl-mutex", "tbb-spin-mutex", "tbb-queuing-mutex", NULL };
 static const char *const map_peers_rwlock[] = {
-	"absl-mutex", "tbb-spin-rw-mutex", NULL };
+	"absl-mutex", "tbb-spin-rw-mutex", "tbb-queuing-rw-mutex",
+	"ck-rwlock", NULL };
 
 struct map_axis {
 	unsigned v[MAP_MAX_AXIS];
@@ -327,8 +328,8 @@ static void map_configure(struct map_opts *o)
 			lb_usage_error("--dropin runs glibc against the drop-in; "
 				       "--mutex/--rwlock do not apply");
 		map_dropin_paths(c);
-		map_dropin_family(&c->fam[0], false);
-		map_dropin_family(&c->fam[1], true);
+		map_dropin_family(&c->fam[0], false, map_peers_mutex);
+		map_dropin_family(&c->fam[1], true, map_peers_rwlock);
 		return;
 	}
 	map_family_locks(&c->fam[0], o->mutex_list ? o->mutex_list

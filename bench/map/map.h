@@ -107,7 +107,10 @@ void map_hogs_stop(void);
 
 /* map_dropin.c */
 void map_dropin_paths(struct map_cfg *c);
-void map_dropin_family(struct map_family *f, bool rw);
+/* glibc, the drop-in, the drop-in forwarding to glibc, the library's lock,
+ * then each built-in peer of PEERS (NULL-terminated), run in a plain child. */
+void map_dropin_family(struct map_family *f, bool rw,
+		       const char *const *peers);
 void map_dropin_run(const struct map_cfg *c, const struct map_lock *ml,
 		    const struct map_cell *cell, struct lb_run *out);
 int map_cell_child_main(const char *spec);

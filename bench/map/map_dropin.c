@@ -12,7 +12,10 @@
  * interposition cost alone.  `library` runs the same workload on the
  * library's own lock (tp-mutex / qrwlock, the drop-in's defaults) in the
  * same kind of child, without the shim: dropin against library is what the
- * shim's path costs (the target: at most 1 ns uncontended).  An app cell's
+ * shim's path costs (the target: at most 1 ns uncontended).  The built-in
+ * peers (TBB, absl, CK, when built) follow, each in a plain child too, so a
+ * program that could link a peer's lock instead is compared in the same
+ * cells.  An app cell's
  * child runs its pattern (map_apps.c) with the same lock, which there
  * names the condition variables too: glibc's pthread_cond_*, through the
  * shim in a preloaded child, or the TP condvar for `library`.  The child
@@ -28,7 +31,8 @@
 
 #include "map.h"
 
-void map_dropin_family(struct map_family *f, bool rw)
+void map_dropin_family(struct map_family *f, bool rw,
+		       const char *const *peers)
 {
 	const struct lr_lock *lk = lb_lock_find(rw ? "pthread-rwlock"
 						   : "pthread-mutex");
@@ -44,6 +48,13 @@ void map_dropin_family(struct map_family *f, bool rw)
 	f->locks[2] = (struct map_lock){ .lk = lk, .preload = true,
 		.name = "dropin-forward",
 		.env = rw ? "QLOCK_RWLOCK=glibc" : "QLOCK_MUTEX=glibc" };
+	for (size_t i = 0; peers && peers[i] && f->nlocks < LB_MAX_LOCKS; i++) {
+		const struct lr_lock *p = lb_lock_find(peers[i]);
+
+		if (p && (!rw || lb_lock_has_readers(p)))
+			f->locks[f->nlocks++] =
+				(struct map_lock){ .lk = p, .name = p->name };
+	}
 }
 
 #ifndef LB_BIN_TO_LIB

@@ -25,10 +25,8 @@
  * objects built through one wrapper from different callers are not; a
  * static lock (set with PTHREAD_*_INITIALIZER in a module's data) is a
  * class of its own, named by its symbol.  A report names a class by its
- * first frame outside lock wrappers: a frame is a wrapper when a pattern
- * of --lockdep-wrapper (QLOCK_LOCKDEP_WRAPPER) matches its function, when
- * it is in libstdc++ or libc, or when it is a small function (at most
- * LD_WRAPPER_BYTES of code) or a C++ member whose name says lock or mutex.
+ * first frame outside lock wrappers, by the rule the profile uses too
+ * (wrapper.h; --wrapper, --lockdep-wrapper add patterns).
  * Two objects are one class when their creation stacks are equal; two
  * objects are never one node.
  *
@@ -84,6 +82,7 @@
 #include "lockdep.h"
 #include "shim.h" /* the objects' layouts */
 #include "symbolize.h"
+#include "wrapper.h"
 
 bool shim_lockdep_on;
 static bool ld_abort;
@@ -96,7 +95,6 @@ static unsigned ld_class_frames = 8;  /* frames of the creation stack that key a
 
 #define LD_FRAMES_MAX 64
 #define LD_CHAIN_SLOTS (1u << 17)
-#define LD_WRAPPER_BYTES 64
 #define LD_MAX_CYCLE 64
 #define LD_MAX_PATTERNS 64
 
@@ -1193,8 +1191,6 @@ give_up:
 
 /* ---- naming ------------------------------------------------------------------------ */
 
-static const char *ld_wrappers[LD_MAX_PATTERNS];
-static unsigned ld_nwrappers;
 struct ld_supp {
 	const char *pat;
 	uint8_t what;      /* 0 any, 1 class, 2 site */
@@ -1202,45 +1198,6 @@ struct ld_supp {
 };
 static struct ld_supp ld_supps[LD_MAX_PATTERNS];
 static unsigned ld_nsupps;
-
-static bool ld_ci_has(const char *s, const char *w)
-{
-	size_t n = strlen(w);
-
-	for (; *s; s++)
-		if (strncasecmp(s, w, n) == 0)
-			return true;
-	return false;
-}
-
-/* Does the function named `fn` (in `mod`, `size` bytes) only wrap a lock
- * call?  See the top. */
-static bool ld_is_wrapper(const char *fn, unsigned long size, const char *mod)
-{
-	for (unsigned i = 0; i < ld_nwrappers; i++)
-		if (fnmatch(ld_wrappers[i], fn, 0) == 0)
-			return true;
-	if (!*fn)
-		return false;
-	if (strncmp(mod, "libstdc++", 9) == 0 || strncmp(mod, "libc.so", 7) == 0 ||
-	    strncmp(mod, "libpthread", 10) == 0 || strncmp(mod, "libqlock", 8) == 0)
-		return true;
-	if (strncmp(fn, "std::", 5) == 0 || strncmp(fn, "__gthread", 9) == 0 ||
-	    strncmp(fn, "pthread_", 8) == 0 || strncmp(fn, "__gthrw", 7) == 0)
-		return true;
-	/* The function's own name, and its class for a C++ member. */
-	char name[256];
-	snprintf(name, sizeof name, "%s", fn);
-	char *paren = strchr(name, '(');
-	if (paren)
-		*paren = '\0';
-	char *last = strrchr(name, ':');
-	bool member = last && last > name && last[-1] == ':';
-	bool says = ld_ci_has(member ? name : fn, "lock") || ld_ci_has(member ? name : fn, "mutex");
-	if (member && says)
-		return true;
-	return says && size > 0 && size <= LD_WRAPPER_BYTES;
-}
 
 /* Report text accumulates in a growable buffer (report lock). */
 struct ld_out {
@@ -1333,7 +1290,7 @@ static unsigned ld_first_user(const uintptr_t *f, unsigned n)
 		unsigned long size;
 
 		shim_symbolize_func((const void *)f[i], fn, sizeof fn, &size, mod, sizeof mod);
-		if (!ld_is_wrapper(fn, size, mod))
+		if (!shim_is_wrapper(fn, size, mod))
 			return i;
 	}
 	return n ? n - 1 : 0;
@@ -2482,20 +2439,6 @@ static void ld_read_supps(const char *path)
 	}
 }
 
-/* QLOCK_LOCKDEP_WRAPPER: patterns separated by commas. */
-static void ld_read_wrappers(const char *v)
-{
-	size_t len = strlen(v);
-	char *b = ld_map(len + 1);
-
-	if (!b)
-		return;
-	memcpy(b, v, len + 1);
-	for (char *p = strtok(b, ","); p && ld_nwrappers < LD_MAX_PATTERNS; p = strtok(NULL, ","))
-		if (*p)
-			ld_wrappers[ld_nwrappers++] = p;
-}
-
 static unsigned ld_env_uint(const char *name, unsigned def, unsigned lo, unsigned hi)
 {
 	const char *v = getenv(name);
@@ -2519,7 +2462,6 @@ void shim_lockdep_setup(void)
 	const char *j = getenv("QLOCK_LOCKDEP_JSON");
 	const char *c = getenv("QLOCK_LOCKDEP_CLASSES");
 	const char *s = getenv("QLOCK_LOCKDEP_SUPPRESS");
-	const char *w = getenv("QLOCK_LOCKDEP_WRAPPER");
 
 	if (!v || !*v || strcmp(v, "0") == 0)
 		return;
@@ -2547,8 +2489,7 @@ void shim_lockdep_setup(void)
 	}
 	if (s && *s)
 		ld_read_supps(s);
-	if (w && *w)
-		ld_read_wrappers(w);
+	shim_wrapper_setup();
 	ld_depth = ld_env_uint("QLOCK_LOCKDEP_DEPTH", 16, 1, LD_FRAMES_MAX);
 	ld_class_frames = ld_env_uint("QLOCK_LOCKDEP_CLASS_FRAMES", 8, 1, LD_FRAMES_MAX);
 	ld_chain = ld_map(LD_CHAIN_SLOTS * sizeof *ld_chain);

@@ -10,9 +10,7 @@
 #define _GNU_SOURCE
 #include "stacks.h"
 
-#include <ctype.h>
 #include <execinfo.h>
-#include <fnmatch.h>
 #include <link.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -20,6 +18,7 @@
 #include <string.h>
 
 #include "core/atomic.h"
+#include "wrapper.h"
 
 unsigned pf_depth = PF_DEPTH_DEFAULT;
 
@@ -51,8 +50,6 @@ static int range_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-static char wrapper_patterns[1024];
-
 void pf_stacks_setup(void)
 {
 	const char *v = getenv("QLOCK_PROFILE_DEPTH");
@@ -68,9 +65,7 @@ void pf_stacks_setup(void)
 		else
 			pf_depth = (unsigned)n;
 	}
-	v = getenv("QLOCK_PROFILE_WRAPPER");
-	if (v)
-		snprintf(wrapper_patterns, sizeof(wrapper_patterns), "%s", v);
+	shim_wrapper_setup();
 	if (!pf_depth)
 		return;
 	(void)dl_iterate_phdr(range_cb, (void *)&shim_lo);
@@ -160,136 +155,7 @@ const struct pf_stack *pf_stack_at(unsigned k)
 	return &pf_stacks[i - 1];
 }
 
-/* ---- names and wrappers ---------------------------------------------------- */
-
-/* The qualified name without its parameter list, template arguments
- * kept: "std::lock_guard<std::mutex>::lock_guard". */
-static void strip_params(const char *f, char *out, size_t size)
-{
-	int angle = 0;
-	size_t o = 0;
-
-	for (const char *p = f; *p && o + 1 < size; p++) {
-		if (strncmp(p, "operator", 8) == 0 && angle == 0) {
-			/* operator<, operator(), ...: copy through the operator's own symbol */
-			size_t k = 8;
-			while (p[k] && p[k] != '(' && o + k + 1 < size)
-				k++;
-			if (p[k] == '(' && p[k + 1] == ')')
-				k += 2;
-			memcpy(out + o, p, k);
-			o += k;
-			p += k - 1;
-			continue;
-		}
-		if (*p == '<')
-			angle++;
-		else if (*p == '>' && angle > 0)
-			angle--;
-		else if (*p == '(' && angle == 0)
-			break;
-		out[o++] = *p;
-	}
-	out[o] = '\0';
-}
-
-/* src into dst[size], cut to fit (size > 0). */
-static void copy_cut(char *dst, size_t size, const char *src)
-{
-	size_t n = strnlen(src, size - 1);
-
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
-/* The last two components of a qualified name, template arguments left
- * out: cls "" for a free function. */
-static void last_parts(const char *q, char *cls, char *fn, size_t size)
-{
-	char comp[2][256] = { "", "" };
-	size_t o = 0;
-	int angle = 0, cur = 0, ncomp = 1;
-
-	for (const char *p = q; *p; p++) {
-		if (*p == '<') {
-			angle++;
-		} else if (*p == '>' && angle > 0) {
-			angle--;
-		} else if (angle == 0 && p[0] == ':' && p[1] == ':') {
-			comp[cur][o] = '\0';
-			cur ^= 1;
-			ncomp++;
-			o = 0;
-			p++;
-		} else if (angle == 0 && *p == ' ') {
-			o = 0; /* a return type before the name */
-		} else if (angle == 0 && o + 1 < sizeof(comp[0])) {
-			comp[cur][o++] = *p;
-		}
-	}
-	comp[cur][o] = '\0';
-	copy_cut(fn, size, comp[cur]);
-	copy_cut(cls, size, ncomp > 1 ? comp[cur ^ 1] : "");
-}
-
-static bool has_ci(const char *s, const char *word)
-{
-	return strcasestr(s, word) != NULL;
-}
-
-static bool user_wrapper(const char *q)
-{
-	char pats[sizeof(wrapper_patterns)], *save = NULL;
-
-	if (!wrapper_patterns[0])
-		return false;
-	memcpy(pats, wrapper_patterns, sizeof(pats));
-	for (char *p = strtok_r(pats, ",", &save); p; p = strtok_r(NULL, ",", &save))
-		if (*p && fnmatch(p, q, 0) == 0)
-			return true;
-	return false;
-}
-
-/* A name that says "lock" as a word of its own: lock, Lock, lock_reader,
- * LockInternal, ReadLock, item_lock, rdlock, wrlock, spinlock (not block,
- * clock or deadlock). */
-static bool lock_word(const char *fn)
-{
-	size_t n = strlen(fn);
-
-	if (strncasecmp(fn, "lock", 4) == 0 && (!fn[4] || fn[4] == '_' || isupper((unsigned char)fn[4])))
-		return true;
-	if (n < 4)
-		return false;
-	const char *t = fn + n - 4;
-	if (strcmp(t, "Lock") == 0 || strcmp(t, "LOCK") == 0)
-		return true;
-	if (strcmp(t, "lock") == 0 && (t[-1] == '_' || !islower((unsigned char)t[-1])))
-		return true;
-	return n >= 6 && (strcmp(fn + n - 6, "rdlock") == 0 || strcmp(fn + n - 6, "wrlock") == 0 ||
-			  (n >= 8 && strcmp(fn + n - 8, "spinlock") == 0));
-}
-
-bool pf_frame_wrapper(const char *func)
-{
-	char q[512], cls[256], fn[256];
-
-	if (!func || !func[0])
-		return false;
-	strip_params(func, q, sizeof(q));
-	if (user_wrapper(q))
-		return true;
-	if (strncmp(q, "__gthread_", 10) == 0 || strncmp(q, "__gthrw_", 8) == 0)
-		return true;
-	last_parts(q, cls, fn, sizeof(cls));
-	if (lock_word(fn))
-		return true;
-	if (strncmp(q, "std::", 5) == 0 && has_ci(fn, "lock"))
-		return true;
-	/* A constructor of a lock or a scoped holder. */
-	return cls[0] && strcmp(cls, fn) == 0 &&
-	       (has_ci(cls, "mutex") || has_ci(cls, "lock") || has_ci(cls, "spin") || has_ci(cls, "guard"));
-}
+/* ---- names and wrappers (wrapper.h) -------------------------------------- */
 
 #define PF_FRAME_BITS 13
 static struct pf_frame *frames[1u << PF_FRAME_BITS];
@@ -319,8 +185,8 @@ const struct pf_frame *pf_frame_of(uintptr_t pc)
 		snprintf(f->name, sizeof(f->name), "%#lx", (unsigned long)pc);
 	} else if (f->sym.func[0]) {
 		f->named = true;
-		strip_params(f->sym.func, f->name, sizeof(f->name));
-		f->wrapper = pf_frame_wrapper(f->sym.func);
+		shim_func_strip_params(f->sym.func, f->name, sizeof(f->name));
+		f->wrapper = shim_is_wrapper(f->sym.func, f->sym.size, f->sym.module);
 	} else {
 		snprintf(f->name, sizeof(f->name), "%s+%#lx", f->sym.module, f->sym.offset);
 	}

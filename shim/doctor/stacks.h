@@ -20,17 +20,8 @@
  * report scales a lock's stacks to its exact count of contended
  * acquisitions and its wait total.
  *
- * What is a wrapper (pf_frame_wrapper()): a frame whose function only
- * wraps a lock call, told by its name: a function or method whose own
- * name says "lock" as a word (lock, Lock, lock_reader, LockInternal,
- * ReadLock, item_lock, rdlock; not block or clock), a constructor of a
- * class whose name holds "mutex", "lock", "spin" or "guard"
- * (std::lock_guard<>::lock_guard, kyotocabinet::ScopedMutex::ScopedMutex,
- * rocksdb::MutexLock::MutexLock), any std:: function whose name holds
- * "lock", libstdc++'s __gthread_ functions; and the functions matching a
- * pattern of QLOCK_PROFILE_WRAPPER (fnmatch on the qualified name without
- * parameters, patterns separated by commas).  A frame without a name (a
- * stripped module with no .dynsym entry for it) is never one.
+ * What is a wrapper: the doctor's one rule (wrapper.h), on the frame's
+ * function name, size and module.
  */
 #ifndef QLOCK_SHIM_STACKS_H
 #define QLOCK_SHIM_STACKS_H
@@ -46,7 +37,7 @@
 /* Frames kept per stack (0: no stacks); set before the profile turns on. */
 extern unsigned pf_depth;
 
-/* QLOCK_PROFILE_DEPTH, QLOCK_PROFILE_WRAPPER; the unwinder primed. */
+/* QLOCK_PROFILE_DEPTH, the wrapper patterns (wrapper.h); the unwinder primed. */
 void pf_stacks_setup(void);
 
 /* The calling thread's stack above the drop-in's own frames, at most
@@ -91,8 +82,6 @@ const struct pf_frame *pf_frame_of(uintptr_t pc);
 /* The index of the stack's site: its first frame outside wrappers (the
  * last frame when all are wrappers). */
 unsigned pf_stack_site(const struct pf_stack *s);
-/* A function name (demangled, qualified) is a lock wrapper's. */
-bool pf_frame_wrapper(const char *func);
 
 /*
  * The stacks of one report, estimates scaled per lock: each lock's

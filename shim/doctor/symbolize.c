@@ -671,6 +671,7 @@ static bool lookup(const void *ra, struct shim_sym *s)
 
 	sym_name(hit.name, s->func, sizeof(s->func));
 	s->func_offset = addr - hit.value;
+	s->size = hit.covers ? (unsigned long)hit.size : 0;
 	return true;
 }
 

@@ -72,6 +72,7 @@ struct shim_sym {
 	char module[256];          /* the module's file name */
 	unsigned long offset;      /* ra as the module's own virtual address */
 	unsigned long func_offset; /* ra - the function's start */
+	unsigned long size;        /* the function's symbol's size; 0 unknown */
 };
 bool shim_symbolize_sym(const void *ra, struct shim_sym *s);
 

@@ -23,14 +23,17 @@ export ASAN_OPTIONS
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 env_opts=
+pcase=$case
 case $case in
 wrapper_pattern) env_opts=--lockdep-wrapper=acquire_resource ;;
+# the same wrapper through the option the profile shares
+wrapper_pattern_shared) env_opts="--lockdep --wrapper=acquire_resource" pcase=wrapper_pattern ;;
 esac
 hang=0
 case $want in *watchdog*) hang=1 ;; esac
 if [ $hang = 1 ]; then
 	"$run" --lockdep-file="$work/rep" --lockdep="$work/rep.json" --deadlock-after=1 \
-		"$prog" "$case" "$@" >"$work/out" 2>"$work/err" &
+		"$prog" "$pcase" "$@" >"$work/out" 2>"$work/err" &
 	pid=$!
 	i=0 # until the watchdog's report (600 x 0.1 s only fails a hang)
 	while [ $i -lt 600 ] && ! grep -q "libqlock-pthread: deadlock" "$work/err"; do
@@ -42,7 +45,7 @@ if [ $hang = 1 ]; then
 	st=0
 else
 	"$run" --lockdep-file="$work/rep" --lockdep="$work/rep.json" $env_opts \
-		"$prog" "$case" "$@" >"$work/out" 2>"$work/err"
+		"$prog" "$pcase" "$@" >"$work/out" 2>"$work/err"
 	st=$?
 fi
 touch "$work/rep"

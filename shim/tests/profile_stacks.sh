@@ -7,7 +7,8 @@
 # opens in `go tool pprof -top` (where Go is installed); --profile=FILE.folded
 # is folded stacks, which the report generator turns into a flame graph;
 # a stripped build still has its stacks (module+offset); --profile-depth=0
-# names the lock calls themselves; --profile-wrapper adds a wrapper.
+# names the lock calls themselves; --profile-wrapper adds a wrapper, and so
+# do --wrapper and --lockdep-wrapper (one rule, lockdep's and the profile's).
 #   profile_stacks.sh RUN SOURCE PROG PROG_STRIPPED FLAMEGRAPH_PY
 set -u
 run=$1 src=$2 prog=$3 stripped=$4 flame=$5
@@ -149,6 +150,16 @@ bounded "$run" --profile --profile-wrapper=withdraw -- "$prog" 4 2000 >"$work/o"
 grep -E '^    (waited at|         ) worker\(long\) \(wrapped.cc:' "$work/r" >/dev/null &&
 	ok "--profile-wrapper=withdraw: worker(long) is a site" || { bad "--profile-wrapper=withdraw: worker(long) is no site"; cat "$work/r"; }
 expect_out "--profile-wrapper=withdraw" "$work/r" "withdraw(Account&, long) (wrapped.cc:"
+
+# 8. The wrapper rule is lockdep's too: --wrapper, and --lockdep-wrapper
+#    (which adds --lockdep), make withdraw a wrapper for the profile alike.
+for opt in --wrapper=withdraw --lockdep-wrapper=withdraw; do
+	bounded "$run" --profile "$opt" -- "$prog" 4 2000 >"$work/o" 2>"$work/r" ||
+		bad "$opt: exit status"
+	grep -E '^    (waited at|         ) worker\(long\) \(wrapped.cc:' "$work/r" >/dev/null &&
+		ok "$opt: worker(long) is a site" || { bad "$opt: worker(long) is no site"; cat "$work/r"; }
+	expect_out "$opt" "$work/r" "withdraw(Account&, long) (wrapped.cc:"
+done
 
 echo "profile_stacks: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -15,7 +15,8 @@
  * page (lockdep.c); the lock calls are unchanged.  Memory released inside
  * libc (glibc's own munmap of a thread stack, its realloc's internal
  * moves) is not seen.  A program that defines free() itself (a static
- * allocator) keeps its own, unseen.
+ * allocator) keeps its own, unseen.  Under a sanitizer's allocator, the
+ * sanitizer's free hook does what free() does here (below).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -33,6 +34,41 @@
 #define EXPORT __attribute__((visibility("default")))
 
 extern void *__libc_realloc(void *p, size_t n);
+
+/*
+ * Under a sanitizer (AddressSanitizer and the others with an allocator of
+ * their own): its runtime replaces malloc and free, and asking it a
+ * block's size from inside free() (malloc_usable_size) fails while it is
+ * still starting (its thread data is not set up yet).  There, free() and
+ * realloc() only forward, and the runtime's own free hook, called on
+ * every block it releases (a realloc's moved-from block included) while
+ * the block is still its, tells lockdep which memory went.  The
+ * interface is weak: without a sanitizer runtime in the process these
+ * are null, and nothing of it is linked.
+ */
+extern int __sanitizer_install_malloc_and_free_hooks(void (*)(const volatile void *, size_t),
+						     void (*)(const volatile void *))
+	__attribute__((weak));
+extern size_t __sanitizer_get_allocated_size(const volatile void *) __attribute__((weak));
+extern int __sanitizer_get_ownership(const volatile void *) __attribute__((weak));
+
+static bool sanitized(void)
+{
+	return __sanitizer_install_malloc_and_free_hooks != NULL &&
+	       __sanitizer_get_allocated_size != NULL && __sanitizer_get_ownership != NULL;
+}
+
+static void san_malloc_hook(const volatile void *p, size_t n)
+{
+	(void)p;
+	(void)n;
+}
+
+static void san_free_hook(const volatile void *p)
+{
+	if (p && __sanitizer_get_ownership(p))
+		qlock_lockdep_forget((const void *)p, __sanitizer_get_allocated_size(p));
+}
 
 static void (*real_free)(void *);
 static void *(*real_realloc)(void *, size_t);
@@ -67,6 +103,8 @@ static void resolve(void)
 __attribute__((constructor)) static void mem_ctor(void)
 {
 	resolve();
+	if (sanitized())
+		(void)__sanitizer_install_malloc_and_free_hooks(san_malloc_hook, san_free_hook);
 }
 
 EXPORT void free(void *p)
@@ -80,7 +118,7 @@ EXPORT void free(void *p)
 			 * is not known yet) */
 			return;
 	}
-	if (p && real_usable)
+	if (p && real_usable && !sanitized())
 		qlock_lockdep_forget(p, real_usable(p));
 	f(p);
 }
@@ -92,6 +130,8 @@ EXPORT void *realloc(void *p, size_t n)
 		if (!real_realloc)
 			return __libc_realloc(p, n);
 	}
+	if (sanitized()) /* the free hook sees a moved block go */
+		return real_realloc(p, n);
 	size_t old = p && real_usable ? real_usable(p) : 0;
 	void *q = real_realloc(p, n);
 

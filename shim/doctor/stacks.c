@@ -73,6 +73,11 @@ void pf_stacks_setup(void)
 	(void)backtrace(prime, 4);
 }
 
+static inline bool pf_in_shim(const void *pc)
+{
+	return (uintptr_t)pc >= shim_lo && (uintptr_t)pc < shim_hi;
+}
+
 unsigned pf_stack_capture(uintptr_t *pc, unsigned max)
 {
 	void *buf[PF_DEPTH_MAX + 12];
@@ -80,7 +85,11 @@ unsigned pf_stack_capture(uintptr_t *pc, unsigned max)
 	unsigned k = 0;
 	int i = 0;
 
-	while (i < n && (uintptr_t)buf[i] >= shim_lo && (uintptr_t)buf[i] < shim_hi)
+	/* A sanitizer's interceptor of backtrace() puts a frame of its own
+	 * before the drop-in's: skip it when the drop-in's frames follow. */
+	if (n > 1 && !pf_in_shim(buf[0]) && pf_in_shim(buf[1]))
+		i = 1;
+	while (i < n && pf_in_shim(buf[i]))
 		i++;
 	for (; i < n && k < max; i++)
 		pc[k++] = (uintptr_t)buf[i];

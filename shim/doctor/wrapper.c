@@ -182,7 +182,9 @@ static bool runtime_module(const char *mod)
 
 	base = base ? base + 1 : mod;
 	return strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libpthread", 10) == 0 ||
-	       strncmp(base, "libstdc++", 9) == 0 || strncmp(base, "libqlock", 8) == 0;
+	       strncmp(base, "libstdc++", 9) == 0 || strncmp(base, "libqlock", 8) == 0 ||
+	       strncmp(base, "libasan", 7) == 0 || strncmp(base, "libubsan", 8) == 0 ||
+	       strncmp(base, "libtsan", 7) == 0;
 }
 
 bool shim_is_wrapper(const char *func, unsigned long size, const char *module)

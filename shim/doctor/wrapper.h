@@ -13,8 +13,8 @@
  *     QLOCK_PROFILE_WRAPPER (fnmatch, patterns separated by commas; one
  *     list whichever variable names them: qlock-run --wrapper=,
  *     --lockdep-wrapper=, --profile-wrapper=);
- *   - lies in the runtime: libc, libpthread, libstdc++ or qlock's own
- *     libraries, or is a std::, __gnu_cxx::, __gthread or pthread_
+ *   - lies in the runtime: libc, libpthread, libstdc++, qlock's own
+ *     libraries or a sanitizer's runtime, or is a std::, __gnu_cxx::, __gthread or pthread_
  *     function inlined elsewhere;
  *   - says "lock" as a word of its own name (lock, Lock, lock_reader,
  *     LockInternal, ReadLock, acct_lock, rdlock, spinlock; not block,

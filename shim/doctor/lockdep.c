@@ -1936,8 +1936,9 @@ static inline void ld_wait_begin(struct ld_thread *t, const void *lock, enum ld_
 	}
 }
 
-static void ld_acquire(struct ld_acq *a, const void *lock, enum ld_obj obj, int mode,
-		       uintptr_t pc, bool cond)
+static inline __attribute__((always_inline)) void
+ld_acquire(struct ld_acq *a, const void *lock, enum ld_obj obj, int mode, uintptr_t pc,
+	   bool cond)
 {
 	struct ld_thread *t;
 
@@ -1975,6 +1976,7 @@ static void ld_acquire(struct ld_acq *a, const void *lock, enum ld_obj obj, int 
 	a->mode = (uint8_t)mode;
 	a->cond = cond;
 	a->recurse = -1;
+	a->chain = 0; /* not worked out (a re-take) */
 	if (mode == LD_BLOCK)
 		ld_wait_begin(t, lock, obj, pc);
 
@@ -2028,15 +2030,20 @@ static void ld_acquire(struct ld_acq *a, const void *lock, enum ld_obj obj, int 
 		/* held for writing: the shim answers EDEADLK, as glibc */
 		goto out;
 	}
+	/* The chain key once this lock is held: the key of the checks as
+	 * well (a node's wait mode follows from its hold mode, the kind of
+	 * an rwlock being fixed for the node's life), so the held-stack
+	 * push after the acquisition reuses it. */
+	a->base = t->chain;
+	a->chain = ld_chain_add(t->chain, a->node, a->gen, ld_hold_of(obj));
 	if (mode != LD_TRY && t->depth > 0) {
-		unsigned wait = ld_wait_of(lock, obj);
-		uint64_t key = ld_chain_add(t->chain, a->node, a->gen, 8 + wait);
-
+		uint64_t key = a->chain;
 		uint64_t *tc = &t->tchain[(key >> 40) & (LD_TCACHE - 1)];
 
 		if (*tc != key) { /* not in the thread's cache: the shared one */
 			if (!ld_chain_seen(key)) {
-				ld_check_deps(t, a->node, a->gen, lock, obj, wait, pc, cond);
+				ld_check_deps(t, a->node, a->gen, lock, obj, ld_wait_of(lock, obj),
+					      pc, cond);
 				ld_chain_add_key(key);
 				qa_fetch_add_relaxed(&ld_nchains, 1);
 			}
@@ -2087,7 +2094,11 @@ void lockdep_acquire_post(struct ld_acq *a, int err)
 	h->obj = a->obj;
 	h->trylock = a->mode == LD_TRY;
 	h->cond = a->cond;
-	t->chain = ld_chain_add(t->chain, a->node, a->gen, ld_hold_of((enum ld_obj)a->obj));
+	/* The key worked out before the acquisition, unless the stack
+	 * changed since (a signal handler's locks in between). */
+	t->chain = qa_likely(a->chain && t->chain == a->base)
+			   ? a->chain
+			   : ld_chain_add(t->chain, a->node, a->gen, ld_hold_of((enum ld_obj)a->obj));
 	/* The entry before the depth that shows it: pairs with the
 	 * read_acquire of a reader on another thread (lockdep.h). */
 	qa_write_release(&t->depth, d + 1);
@@ -2145,10 +2156,14 @@ void lockdep_release(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
 				       "per lock (a semaphore or a condvar signals across threads)");
 		goto out;
 	}
-	if (t->held[i].count > 1)
+	if (t->held[i].count > 1) {
 		t->held[i].count--;
-	else
+	} else if ((uint32_t)i + 1 == t->depth) { /* the top: the usual case */
+		t->chain = t->held[i].chain;
+		qa_write_release(&t->depth, (uint32_t)i); /* see lockdep_acquire_post() */
+	} else {
 		ld_remove(t, i);
+	}
 out:
 	ld_busy = 0;
 }

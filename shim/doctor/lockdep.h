@@ -112,6 +112,7 @@ struct ld_acq {
 	const void *lock;
 	uintptr_t pc;
 	uint32_t node, gen;
+	uint64_t base, chain;  /* the held stack's chain key before, and with this lock */
 	int recurse;          /* index of the held entry re-taken, or -1 */
 	uint8_t obj, mode, cond;
 };

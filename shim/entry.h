@@ -43,13 +43,22 @@
  * The general path of a blocking acquisition: with the statistics on,
  * `trycall` first and `blockcall` only when that found the lock busy, the
  * wait timed and the acquisition counted against `pc` (LOCKSTAT_ACQUIRE);
- * else `blockcall` alone.
+ * with lockdep's checks on (the inline paths off, every call comes here),
+ * `trycall` first as well, whose code is the inline path's where that
+ * applies, and `blockcall` only when the lock was busy; else `blockcall`
+ * alone.
  */
 #define SHIM_COUNTED(lock, kind, pc, trycall, blockcall)                      \
 	(qa_unlikely(shim_stats_on)                                          \
 		 ? LOCKSTAT_ACQUIRE((lock), (kind), (pc), (trycall),         \
 				    (blockcall))                             \
+		 : LOCKDEP_ON() ? SHIM_TRY_FIRST((trycall), (blockcall))    \
 		 : (blockcall))
+
+#define SHIM_TRY_FIRST(trycall, blockcall) __extension__({                    \
+	int shim_try_ = (trycall);                                           \
+	shim_try_ == EBUSY ? (blockcall) : shim_try_;                        \
+})
 
 /*
  * What a blocking call's inline path did: took the lock, tried and found

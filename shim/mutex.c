@@ -270,12 +270,20 @@ static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 	return mutex_unlock_tp(m, tid);
 }
 
-/* The counted general path's first try (entry.h): the inline path's
- * miss where it tried (so a lock call tries as many times before it
- * waits as without the statistics), else the general try. */
+/* The general path's first try with the statistics or lockdep's checks
+ * on (entry.h): the inline path's miss where it tried (so a lock call
+ * tries as many times before it waits as without them), else the inline
+ * path's code where it applies (lockdep turns the inline paths off), else
+ * the general try. */
 static inline int mutex_first_try(pthread_mutex_t *m, bool missed)
 {
-	return missed ? EBUSY : mutex_acquire(m, 1, CLOCK_REALTIME, NULL);
+	if (missed)
+		return EBUSY;
+	uint32_t tid = mutex_fast_tid(shim_malg == MALG_TP, QM(m));
+
+	if (qa_likely(tid != 0))
+		return mutex_lock_tp(m, tid) ? 0 : EBUSY;
+	return mutex_acquire(m, 1, CLOCK_REALTIME, NULL);
 }
 
 SHIM_LOCK_CALLS(pthread_mutex_t, pthread_mutex_lock, pthread_mutex_trylock,
@@ -287,6 +295,13 @@ static inline int mutex_unlock_general(pthread_mutex_t *m)
 {
 	ready();
 	SHIM_RELEASED(m);
+	/* Lockdep's checks turn the inline paths off: their code here. */
+	if (LOCKDEP_ON()) {
+		uint32_t tid = mutex_fast_tid(shim_malg == MALG_TP, QM(m));
+
+		if (tid != 0 && mutex_unlock_tp(m, tid))
+			return 0;
+	}
 	return mutex_release(m);
 }
 

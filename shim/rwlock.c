@@ -693,9 +693,10 @@ static inline __attribute__((always_inline)) bool rw_unlock_fast_alg(struct qrw 
 }
 
 /* The blocking locks' inline paths, counted while the statistics count:
- * SHIM_FAST_* (entry.h).  With lockdep's checks the inline paths are off,
- * and the general paths below still try and release a process-private
- * rwlock on the qrwlock or the TP algorithm by the inline paths' code. */
+ * SHIM_FAST_* (entry.h).  With lockdep's checks the inline paths are off;
+ * with the statistics or lockdep's checks on, the general paths below
+ * still try and release a process-private rwlock on the qrwlock or the TP
+ * algorithm by the inline paths' code. */
 static inline __attribute__((always_inline)) int
 rw_lock_fast_counted(pthread_rwlock_t *r, const void *pc, bool write)
 {
@@ -766,7 +767,7 @@ static __attribute__((noinline)) int rw_unlock_general(pthread_rwlock_t *r)
 {
 	ready();
 	SHIM_RELEASED(r);
-	if (qa_unlikely(shim_stats_on) && rw_counted_fast_ok(QRW(r)) &&
+	if ((qa_unlikely(shim_stats_on) || LOCKDEP_ON()) && rw_counted_fast_ok(QRW(r)) &&
 	    rw_unlock_fast_alg(QRW(r)))
 		return 0;
 	return rw_unlock_told(r);

@@ -851,16 +851,25 @@ void lockdep_init(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
 
 /* Memory released (free, munmap, dlclose): every lock in [lo, hi) dies
  * with it.  The filter answers most calls (no lock in those pages)
- * without a lock. */
-static void ld_forget_range(uintptr_t lo, uintptr_t hi)
+ * without a lock, and without a call: the search is out of line. */
+static void ld_forget_pages(uintptr_t lo, uintptr_t hi, uintptr_t p0, uintptr_t p1);
+
+static inline void ld_forget_range(uintptr_t lo, uintptr_t hi)
 {
 	uintptr_t p0 = lo >> LD_PAGE_SHIFT, p1 = (hi - 1) >> LD_PAGE_SHIFT;
-	bool any = false;
 
-	for (uintptr_t p = p0; p <= p1 && !any; p++)
-		any = qa_read(&ld_filter[ld_filter_slot(p)]) != 0;
-	if (!any)
-		return;
+	for (uintptr_t p = p0; p <= p1; p++)
+		if (qa_read(&ld_filter[ld_filter_slot(p)]) != 0) {
+			ld_forget_pages(lo, hi, p, p1);
+			return;
+		}
+}
+
+/* The pages p0..p1 of [lo, hi), of which p0 may hold locks. */
+static __attribute__((noinline)) void ld_forget_pages(uintptr_t lo, uintptr_t hi, uintptr_t p0,
+						      uintptr_t p1)
+{
+	ld_busy = 1;
 	ld_spin_lock(&ld_graph_lock);
 	for (uintptr_t p = p0; p <= p1; p++) {
 		if (!qa_read(&ld_filter[ld_filter_slot(p)]))
@@ -876,6 +885,7 @@ static void ld_forget_range(uintptr_t lo, uintptr_t hi)
 		}
 	}
 	ld_spin_unlock(&ld_graph_lock);
+	ld_busy = 0;
 }
 
 /* ---- the dependency graph ------------------------------------------------------- */
@@ -2213,9 +2223,7 @@ EXPORT void qlock_lockdep_forget(const void *p, size_t len)
 {
 	if (!shim_lockdep_on || ld_busy || !p || !len)
 		return;
-	ld_busy = 1;
-	ld_forget_range((uintptr_t)p, (uintptr_t)p + len);
-	ld_busy = 0;
+	ld_forget_range((uintptr_t)p, (uintptr_t)p + len); /* busy once it locks */
 }
 
 /* ---- the watchdog's snapshot -------------------------------------------------------- */

@@ -40,6 +40,27 @@
 })
 
 /*
+ * A blocking acquisition as SHIM_LOCK(), whose lockdep path first runs
+ * `inltry` (the inline path's code where it applies, true when it took
+ * the lock, never an error) while the statistics are off: a lock taken
+ * there never waited, and lockdep checks and records it in one call
+ * (lockdep_acquired()).
+ */
+#define SHIM_LOCK_FIRST(lock, fast, obj, inltry, call) __extension__({       \
+	int shim_err_ = 0;                                                   \
+	if (!(fast)) {                                                       \
+		if (!SHIM_LOCKDEP_ON())                                      \
+			shim_err_ = (call);                                  \
+		else if (!qa_read(&shim_stats_on) && (inltry))               \
+			lockdep_acquired((lock), (obj), LOCKDEP_PC());       \
+		else                                                         \
+			shim_err_ = LOCKDEP_ACQUIRE((lock), (obj), LD_BLOCK, \
+						    (call));                 \
+	}                                                                    \
+	shim_err_;                                                           \
+})
+
+/*
  * The general path of a blocking acquisition: with the statistics on,
  * `trycall` first and `blockcall` only when that found the lock busy, the
  * wait timed and the acquisition counted against `pc` (LOCKSTAT_ACQUIRE);
@@ -98,10 +119,12 @@ static inline const struct timespec *shim_deadline(const struct timespec *abs)
  * NAME_general, counted by the statistics: its first try is
  * `first_try(l, missed)` (0 or EBUSY; `missed`: the inline path has just
  * found the lock held); TRY and the timed calls are not counted
- * (contention.h).
+ * (contention.h).  `inline_try(l)`: the inline path's code where it
+ * applies whatever the switches say (true when it took the lock), the
+ * first try with lockdep's checks on (SHIM_LOCK_FIRST).
  */
 #define SHIM_LOCK_CALLS(T, NAME, TRY, TIMED, CLOCK, fast, lock_fast, acquire, \
-			first_try, obj, kind)                                \
+			first_try, inline_try, obj, kind)                    \
 	static __attribute__((noinline)) int NAME##_general(T *l,            \
 							    const void *pc,   \
 							    bool missed)      \
@@ -113,11 +136,11 @@ static inline const struct timespec *shim_deadline(const struct timespec *abs)
 	EXPORT int NAME(T *l)                                                \
 	{                                                                    \
 		int shim_fast_;                                              \
-		return SHIM_LOCK(l, (shim_fast_ = lock_fast(l, SHIM_CALLER())) \
-					    == SHIM_FAST_TAKEN,              \
-				 obj, LD_BLOCK,                              \
-				 NAME##_general(l, SHIM_CALLER(),            \
-						shim_fast_ == SHIM_FAST_MISSED)); \
+		return SHIM_LOCK_FIRST(l, (shim_fast_ = lock_fast(l, SHIM_CALLER())) \
+						  == SHIM_FAST_TAKEN,        \
+				       obj, inline_try(l),                   \
+				       NAME##_general(l, SHIM_CALLER(),      \
+						      shim_fast_ == SHIM_FAST_MISSED)); \
 	}                                                                    \
 	EXPORT int TRY(T *l)                                                 \
 	{                                                                    \

@@ -286,10 +286,18 @@ static inline int mutex_first_try(pthread_mutex_t *m, bool missed)
 	return mutex_acquire(m, 1, CLOCK_REALTIME, NULL);
 }
 
+/* The inline path's take whatever shim_mutex_fast says (entry.h). */
+static inline bool mutex_lock_inline(pthread_mutex_t *m)
+{
+	uint32_t tid = mutex_fast_tid(shim_malg == MALG_TP, QM(m));
+
+	return qa_likely(tid != 0) && mutex_lock_tp(m, tid);
+}
+
 SHIM_LOCK_CALLS(pthread_mutex_t, pthread_mutex_lock, pthread_mutex_trylock,
 		pthread_mutex_timedlock, pthread_mutex_clocklock,
 		mutex_lock_fast, mutex_lock_fast_counted, mutex_acquire,
-		mutex_first_try, LD_MUTEX, LOCKSTAT_MUTEX)
+		mutex_first_try, mutex_lock_inline, LD_MUTEX, LOCKSTAT_MUTEX)
 
 static inline int mutex_unlock_general(pthread_mutex_t *m)
 {

@@ -730,23 +730,33 @@ static inline bool rw_counted_fast_ok(const struct qrw *q)
 	       qa_likely(q->shared == 0);
 }
 
-/* The counted general paths' first tries (entry.h). */
-static inline int rw_rdlock_try(pthread_rwlock_t *r, bool missed)
+/* The inline paths' takes whatever shim_rwlock_fast says (entry.h). */
+static inline bool rw_rdlock_inline(pthread_rwlock_t *r)
 {
 	struct qrw *q = QRW(r);
 
-	if (!missed && rw_counted_fast_ok(q) && rw_rdlock_fast_alg(q)) {
-		rd_track(r);
+	if (!rw_counted_fast_ok(q) || !rw_rdlock_fast_alg(q))
+		return false;
+	rd_track(r);
+	return true;
+}
+
+static inline bool rw_wrlock_inline(pthread_rwlock_t *r)
+{
+	return rw_counted_fast_ok(QRW(r)) && rw_wrlock_fast_alg(QRW(r));
+}
+
+/* The counted general paths' first tries (entry.h). */
+static inline int rw_rdlock_try(pthread_rwlock_t *r, bool missed)
+{
+	if (!missed && rw_rdlock_inline(r))
 		return 0;
-	}
 	return rw_rdlock(r, 1, CLOCK_REALTIME, NULL);
 }
 
 static inline int rw_wrlock_try(pthread_rwlock_t *r, bool missed)
 {
-	struct qrw *q = QRW(r);
-
-	if (!missed && rw_counted_fast_ok(q) && rw_wrlock_fast_alg(q))
+	if (!missed && rw_wrlock_inline(r))
 		return 0;
 	return rw_wrlock(r, 1, CLOCK_REALTIME, NULL);
 }
@@ -754,13 +764,13 @@ static inline int rw_wrlock_try(pthread_rwlock_t *r, bool missed)
 SHIM_LOCK_CALLS(pthread_rwlock_t, pthread_rwlock_rdlock, pthread_rwlock_tryrdlock,
 		pthread_rwlock_timedrdlock, pthread_rwlock_clockrdlock,
 		rw_rdlock_fast, rw_rdlock_fast_counted, rw_rdlock, rw_rdlock_try,
-		LD_RWLOCK_READ,
+		rw_rdlock_inline, LD_RWLOCK_READ,
 		LOCKSTAT_RWLOCK_READ)
 
 SHIM_LOCK_CALLS(pthread_rwlock_t, pthread_rwlock_wrlock, pthread_rwlock_trywrlock,
 		pthread_rwlock_timedwrlock, pthread_rwlock_clockwrlock,
 		rw_wrlock_fast, rw_wrlock_fast_counted, rw_wrlock, rw_wrlock_try,
-		LD_RWLOCK_WRITE,
+		rw_wrlock_inline, LD_RWLOCK_WRITE,
 		LOCKSTAT_RWLOCK_WRITE)
 
 static __attribute__((noinline)) int rw_unlock_general(pthread_rwlock_t *r)

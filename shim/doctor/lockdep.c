@@ -1886,6 +1886,17 @@ static bool ld_stale(const void *lock, enum ld_obj obj)
 	return false;
 }
 
+/* A lock taken at its first try that this thread's stack says it holds
+ * (entry i): only a re-take of a recursive mutex or a read re-take of an
+ * rwlock succeeds at once on a lock the thread holds; anything else was
+ * released by another thread (reported there). */
+static bool ld_taken_stale(const struct ld_thread *t, int i, const void *lock, enum ld_obj obj)
+{
+	if (obj == LD_MUTEX)
+		return (((const struct qm *)lock)->kind & MUTEX_KIND_MASK) != MUTEX_RECURSIVE;
+	return !(obj == LD_RWLOCK_READ && t->held[i].obj == LD_RWLOCK_READ);
+}
+
 static int ld_find_held(const struct ld_thread *t, const void *lock)
 {
 	for (int i = (int)t->depth - 1; i >= 0; i--)
@@ -1946,6 +1957,10 @@ static inline void ld_wait_begin(struct ld_thread *t, const void *lock, enum ld_
 	}
 }
 
+/* A blocking acquisition that took the lock at its first try: checked as
+ * one that blocks, but it never waited (lockdep_acquired()). */
+#define LD_TAKEN 3
+
 static inline __attribute__((always_inline)) void
 ld_acquire(struct ld_acq *a, const void *lock, enum ld_obj obj, int mode, uintptr_t pc,
 	   bool cond)
@@ -1991,7 +2006,7 @@ ld_acquire(struct ld_acq *a, const void *lock, enum ld_obj obj, int mode, uintpt
 		ld_wait_begin(t, lock, obj, pc);
 
 	int i = ld_find_held(t, lock);
-	if (i >= 0 && ld_stale(lock, obj)) {
+	if (i >= 0 && (mode == LD_TAKEN ? ld_taken_stale(t, i, lock, obj) : ld_stale(lock, obj))) {
 		ld_remove(t, i);
 		i = -1;
 	}
@@ -2075,7 +2090,7 @@ void lockdep_cond_reacquire_pre(struct ld_acq *a, const void *mutex, uintptr_t p
 	ld_acquire(a, mutex, LD_MUTEX, LD_BLOCK, pc, true);
 }
 
-void lockdep_acquire_post(struct ld_acq *a, int err)
+static inline __attribute__((always_inline)) void ld_acquire_post(struct ld_acq *a, int err)
 {
 	struct ld_thread *t = a->t;
 
@@ -2112,6 +2127,19 @@ void lockdep_acquire_post(struct ld_acq *a, int err)
 	/* The entry before the depth that shows it: pairs with the
 	 * read_acquire of a reader on another thread (lockdep.h). */
 	qa_write_release(&t->depth, d + 1);
+}
+
+void lockdep_acquire_post(struct ld_acq *a, int err)
+{
+	ld_acquire_post(a, err);
+}
+
+void lockdep_acquired(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
+{
+	struct ld_acq a;
+
+	ld_acquire(&a, LD_PTR(vlock), obj, LD_TAKEN, pc, false);
+	ld_acquire_post(&a, 0);
 }
 
 static void ld_report_lock(struct ld_thread *t, const void *lock, enum ld_obj obj,

@@ -119,6 +119,10 @@ struct ld_acq {
 void lockdep_acquire_pre(struct ld_acq *a, const volatile void *vlock, enum ld_obj obj,
 			 int mode, uintptr_t pc);
 void lockdep_acquire_post(struct ld_acq *a, int err);
+/* A blocking acquisition that took the lock at its first try, with no
+ * wait: the checks of lockdep_acquire_pre() and the push of
+ * lockdep_acquire_post() in one call. */
+void lockdep_acquired(const volatile void *vlock, enum ld_obj obj, uintptr_t pc);
 /* A condition-variable wait releases its mutex (before the wait) and
  * re-takes it (after): the re-lock is an acquisition like any other, at
  * the wait's call site pc. */

@@ -14,7 +14,12 @@
 #include "futex.h" /* qc_now_ns() */
 
 const void *qc_bravo_table[QC_BRAVO_SLOTS] __attribute__((aligned(64)));
-QC_BRAVO_TLS struct qc_bravo_self qc_bravo_me;
+#ifdef QLOCK_UNDER_GENMC
+struct qc_bravo_self qc_bravo_model_me[QC_MODEL_THREADS];
+#else
+__thread __attribute__((tls_model("initial-exec")))
+	struct qc_bravo_self qc_bravo_me;
+#endif
 
 static uint32_t bravo_threads;
 
@@ -100,9 +105,11 @@ bool qc_bravo_revoke(const void *lock, uint32_t *bias, uint64_t budget_ns)
 	/* Off, and HOLD until the table is seen drained. */
 #ifdef __SANITIZE_THREAD__
 	qa_write_mb(bias, (b & ~QC_BRAVO_ON) | QC_BRAVO_HOLD); /* F1 (bravo.h) */
-#else
+#elif !defined(QLOCK_MUTATE_BRAVO_REVOKE)
 	qa_write(bias, (b & ~QC_BRAVO_ON) | QC_BRAVO_HOLD);
 	qa_smp_mb(); /* F1: bias off, then read the slots (pairs with B1) */
+#else
+	qa_write(bias, (b & ~QC_BRAVO_ON) | QC_BRAVO_HOLD);
 #endif
 	for (uint32_t i = 0; i < QC_BRAVO_SLOTS; i++) {
 		uint32_t round = 0;

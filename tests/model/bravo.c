@@ -20,7 +20,7 @@
  * are inside).  tests/model/bravo_revoke.c, the same program, drops
  * the writer's F1.
  *
- * modelcheck: -unroll=3 variants=0,1,2,3 full-only=1
+ * modelcheck: -unroll=3 variants=0,1,2,3
  */
 #include "model_core.h"
 

@@ -105,7 +105,8 @@ static void map_usage(FILE *f)
 "  --variant NAME=LOCK:VAR=V[:VAR=V...]\n"
 "                        one more column: LOCK run with qlock tunables set\n"
 "                        (QLOCK_SPIN_LIMIT, QLOCK_HANDOFF_NS,\n"
-"                        QLOCK_OWNER_SPIN_NS, QLOCK_POLL_MAX); with\n"
+"                        QLOCK_OWNER_SPIN_NS, QLOCK_POLL_MAX,\n"
+"                        QLOCK_SPIN_ADAPT); with\n"
 "                        --dropin LOCK is 'dropin' and any VAR goes to the\n"
 "                        child's environment (QLOCK_MUTEX=qspinlock, ...)\n", f);
 }
@@ -349,6 +350,7 @@ static const struct {
 	{ "QLOCK_HANDOFF_NS", QLOCK_TUNE_HANDOFF_NS },
 	{ "QLOCK_OWNER_SPIN_NS", QLOCK_TUNE_OWNER_SPIN_NS },
 	{ "QLOCK_POLL_MAX", QLOCK_TUNE_POLL_MAX },
+	{ "QLOCK_SPIN_ADAPT", QLOCK_TUNE_SPIN_ADAPT },
 };
 #define MAP_NTUNABLES (sizeof(map_tunables) / sizeof(map_tunables[0]))
 
@@ -410,8 +412,9 @@ static void map_add_variant(struct map_cfg *c, const char *spec)
 			*p = ' ';
 	if (!c->dropin && !map_tunables_apply(colon + 1, NULL))
 		lb_usage_error("--variant: '%s': only QLOCK_SPIN_LIMIT, "
-			       "QLOCK_HANDOFF_NS, QLOCK_OWNER_SPIN_NS and "
-			       "QLOCK_POLL_MAX with non-negative values", spec);
+			       "QLOCK_HANDOFF_NS, QLOCK_OWNER_SPIN_NS, "
+			       "QLOCK_POLL_MAX and QLOCK_SPIN_ADAPT with "
+			       "non-negative values", spec);
 	for (int f = 0; f < 2; f++) {
 		struct map_family *fam = &c->fam[f];
 		const struct map_lock *src = NULL;

@@ -59,8 +59,8 @@ struct timespec;
  * one, or at run time by qlock_tune_set().
  */
 enum qlock_tunable {
-	/* QLOCK_SPIN_LIMIT: cpu_relax() iterations a waiter spins before
-	 * sleeping (default 512, 0 = sleep at once). */
+	/* QLOCK_SPIN_LIMIT: the most cpu_relax() iterations a waiter spins
+	 * before sleeping (default 512, 0 = sleep at once). */
 	QLOCK_TUNE_SPIN_LIMIT,
 	/* QLOCK_HANDOFF_NS: how long a waiter may be passed over by lock
 	 * stealers before the lock is handed to it (default 4000000 = 4 ms,
@@ -75,6 +75,12 @@ enum qlock_tunable {
 	 * starts at 8 and doubles while the word does not change (default
 	 * 1024, at least 8). */
 	QLOCK_TUNE_POLL_MAX,
+	/* QLOCK_SPIN_ADAPT: 1 (default): each thread learns its spin budget
+	 * within QLOCK_SPIN_LIMIT, halving it after a wait whose spin ran out
+	 * and doubling it after one that ended while spinning, so waiters
+	 * stop spinning while holders are preempted (a busy machine); 0: every
+	 * wait spins QLOCK_SPIN_LIMIT times. */
+	QLOCK_TUNE_SPIN_ADAPT,
 	QLOCK_TUNE_NR
 };
 

@@ -22,7 +22,27 @@ struct qc_tunables qc_tune = {
 	 * within 2x of glibc's, and throughput rises; the owner-spin budget
 	 * still ends the spin on time (tp_poll_clock_due()). */
 	.poll_max = 1024,
+	.spin_adapt = 1,
 };
+
+#ifndef QLOCK_MODEL
+__thread uint32_t qc_spin_learned __attribute__((tls_model("initial-exec")));
+
+void qc_spin_learn(bool ran_out)
+{
+	uint32_t limit = qc_spin_limit(), floor = limit / 32 ? limit / 32 : 1;
+	uint32_t b = qc_spin_learned && qc_spin_learned < limit ?
+		     qc_spin_learned : limit;
+
+	if (!limit || !qa_read(&qc_tune.spin_adapt))
+		return;
+	if (ran_out)
+		b = b / 2 > floor ? b / 2 : floor;
+	else
+		b = b > limit / 2 ? limit : b * 2;
+	qc_spin_learned = b;
+}
+#endif
 
 QLOCK_API int qlock_tune_set(enum qlock_tunable t, long value)
 {
@@ -45,6 +65,11 @@ QLOCK_API int qlock_tune_set(enum qlock_tunable t, long value)
 			return EINVAL;
 		qa_write(&qc_tune.poll_max, (uint32_t)value);
 		return 0;
+	case QLOCK_TUNE_SPIN_ADAPT:
+		if (value > 1)
+			return EINVAL;
+		qa_write(&qc_tune.spin_adapt, (uint32_t)value);
+		return 0;
 	default:
 		return EINVAL;
 	}
@@ -61,6 +86,8 @@ QLOCK_API long qlock_tune_get(enum qlock_tunable t)
 		return (long)qc_owner_spin_ns();
 	case QLOCK_TUNE_POLL_MAX:
 		return (long)qc_poll_max();
+	case QLOCK_TUNE_SPIN_ADAPT:
+		return (long)qa_read(&qc_tune.spin_adapt);
 	default:
 		return -1;
 	}
@@ -92,6 +119,7 @@ __attribute__((constructor)) void qc_tune_init_from_env(void)
 	env_tunable("QLOCK_HANDOFF_NS", QLOCK_TUNE_HANDOFF_NS);
 	env_tunable("QLOCK_OWNER_SPIN_NS", QLOCK_TUNE_OWNER_SPIN_NS);
 	env_tunable("QLOCK_POLL_MAX", QLOCK_TUNE_POLL_MAX);
+	env_tunable("QLOCK_SPIN_ADAPT", QLOCK_TUNE_SPIN_ADAPT);
 	v = getenv("QLOCK_MAX_THREADS");
 	if (v && *v) {
 		char *end;

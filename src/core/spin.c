@@ -27,6 +27,7 @@ struct qc_tunables qc_tune = {
 
 #ifndef QLOCK_MODEL
 __thread uint32_t qc_spin_learned __attribute__((tls_model("initial-exec")));
+__thread uint8_t qc_owner_spin_shift __attribute__((tls_model("initial-exec")));
 
 void qc_spin_learn(bool ran_out)
 {

@@ -117,6 +117,45 @@ static inline bool qc_spin_continue(struct qc_spinner *s)
 	return true;
 }
 
+/*
+ * The owner-spin budget (QLOCK_OWNER_SPIN_NS: a time-bounded spin on a
+ * holder that may be running, TP mutex and rwsem writers) is learned per
+ * thread the same way, as glibc's adaptive mutex adapts its spin count:
+ * a spin that ended in a sleep (the owner held the lock longer than the
+ * budget, or was preempted) halves this thread's next budget, down to
+ * 1/16; a spin that got the lock doubles it back.
+ */
+#define QC_OWNER_SPIN_SHIFT_MAX 4
+#ifndef QLOCK_MODEL
+extern __thread uint8_t qc_owner_spin_shift __attribute__((tls_model("initial-exec")));
+
+static inline uint64_t qc_owner_spin_budget(void)
+{
+	return qa_read(&qc_tune.spin_adapt) ?
+	       qc_owner_spin_ns() >> qc_owner_spin_shift : qc_owner_spin_ns();
+}
+
+static inline void qc_owner_spin_learn(bool got_by_spinning)
+{
+	if (got_by_spinning) {
+		if (qc_owner_spin_shift > 0)
+			qc_owner_spin_shift--;
+	} else if (qc_owner_spin_shift < QC_OWNER_SPIN_SHIFT_MAX) {
+		qc_owner_spin_shift++;
+	}
+}
+#else /* the models explore every interleaving: nothing to learn */
+static inline uint64_t qc_owner_spin_budget(void)
+{
+	return qc_owner_spin_ns();
+}
+
+static inline void qc_owner_spin_learn(bool got_by_spinning)
+{
+	(void)got_by_spinning;
+}
+#endif
+
 /* Learn from a finished wait (see the top of this file). */
 void qc_spin_learn(bool ran_out);
 

@@ -80,16 +80,18 @@
  * Here a writer in the slow path spins when the owner word is not
  * NONSPINNABLE, queued behind sem->osq so that one spinner at a time polls
  * the lock, and stops (then queues and sleeps) at the first of:
- *   - waiting in the OSQ longer than qc_owner_spin_ns() (default 20 us);
- *   - one writer owner holding the lock for longer than qc_owner_spin_ns()
+ *   - waiting in the OSQ longer than the thread's owner-spin budget (at
+ *     most qc_owner_spin_ns(), default 20 us; halved after a spin that
+ *     failed, doubled after one that took the lock: core/spin.h);
+ *   - one writer owner holding the lock for longer than that budget
  *     since we began watching it: it is probably preempted or blocked;
  *   - the lock changing hands to other writers OPT_MAX_OWNER_CHANGES times
  *     while we spin: we keep losing the race, spinning only burns CPU;
  *   - readers holding it longer than the kernel's reader threshold, scaled
  *     to the tunable: owner_spin/2 + min(readers, 30) * owner_spin/40
  *     (10-25 us by default); then NONSPINNABLE is set for everyone;
- *   - no owner named while the lock is not free, for longer than
- *     qc_owner_spin_ns();
+ *   - no owner named while the lock is not free, for longer than the
+ *     budget;
  *   - a hand-off pending: the lock is reserved for the first waiter, which
  *     may have to be woken first (try_write_lock_unqueued refuses anyway).
  * QLOCK_OWNER_SPIN_NS=0 turns optimistic spinning off.
@@ -231,13 +233,17 @@ done:
 static int down_write_slow(qlock_rwsem_t *sem, const struct timespec *abs,
 			   clockid_t clk, bool front)
 {
-	uint64_t spin_ns = qc_owner_spin_ns();
+	uint64_t spin_ns = qc_owner_spin_budget();
 
 	qc_event_inc(CLS, QC_EV_slowpath);
 	if (spin_ns && !(qa_read(&sem->owner) & NONSPINNABLE) &&
-	    !(abs && qc_deadline_passed(abs, clk)) &&
-	    optimistic_spin(sem, spin_ns))
-		return 0;
+	    !(abs && qc_deadline_passed(abs, clk))) {
+		bool taken = optimistic_spin(sem, spin_ns);
+
+		qc_owner_spin_learn(taken);
+		if (taken)
+			return 0;
+	}
 	return qrwsem_down_write_queued(sem, abs, clk, front, spin_ns);
 }
 

@@ -138,31 +138,13 @@ static inline bool steal(qlock_tp_mutex_t *m, uint32_t tid)
 }
 
 /*
- * The owner-spin budget adapts per thread, as glibc's adaptive mutex
- * adapts its spin count: a spin that ended in a sleep (the owner held the
- * lock longer than the budget, or was preempted) halves this thread's
- * next budget, down to 1/16; a spin that got the lock doubles it back.
- * A fixed 20 us spin lost to glibc's no-spin mutex wherever holders are
- * often preempted (CPython's interpreter lock with 8 threads on 2 CPUs:
- * 0.6-0.9x); a short holder keeps the whole budget.  Per thread, not per
- * lock: the mutex has no spare bytes (16, the drop-in's room).
+ * The owner-spin budget adapts per thread (qc_owner_spin_budget(),
+ * core/spin.h).  A fixed 20 us spin lost to glibc's no-spin mutex
+ * wherever holders are often preempted (CPython's interpreter lock with 8
+ * threads on 2 CPUs: 0.6-0.9x); a short holder keeps the whole budget.
+ * Per thread, not per lock: the mutex has no spare bytes (16, the
+ * drop-in's room).
  */
-#define TP_SPIN_SHIFT_MAX 4
-#ifndef QLOCK_MODEL
-static __thread uint8_t tp_spin_shift __attribute__((tls_model("initial-exec")));
-#define tp_spin_budget() (qc_owner_spin_ns() >> tp_spin_shift)
-#define tp_spin_learn(got_by_spinning) do {				\
-		if (got_by_spinning) {					\
-			if (tp_spin_shift > 0)				\
-				tp_spin_shift--;			\
-		} else if (tp_spin_shift < TP_SPIN_SHIFT_MAX) {		\
-			tp_spin_shift++;				\
-		}							\
-	} while (0)
-#else /* the models explore every interleaving: nothing to learn */
-#define tp_spin_budget() qc_owner_spin_ns()
-#define tp_spin_learn(got_by_spinning) ((void)(got_by_spinning))
-#endif
 
 /*
  * Keep the serial lock (SERIAL) on taking the word?  Only if others may
@@ -277,7 +259,7 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 	 * finds the word free, the usual hand-over where holders yield,
 	 * takes it without a clock read. */
 	uint64_t now = 0, spin_until = 0;
-	uint64_t budget = tp_spin_budget();
+	uint64_t budget = qc_owner_spin_budget();
 	uint32_t last_owner = 0, changes = 0, iter = 0;
 	bool restart = true, off_cpu_seen = false, slept = false;
 	uint64_t spins = 0;
@@ -374,7 +356,7 @@ static int top_waiter(qlock_tp_mutex_t *m, uint32_t tid,
 	/* Learn from a spin only: a sleep for an owner that said it is off
 	 * the CPU, or for a hand-off, says nothing of the hold times. */
 	if (spins && !off_cpu_seen && !ask)
-		tp_spin_learn(ret == 0 && !slept);
+		qc_owner_spin_learn(ret == 0 && !slept);
 	if (spins)
 		qc_event_add(CLS, QC_EV_spin, spins);
 	return ret;

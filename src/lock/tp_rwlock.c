@@ -208,7 +208,7 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 			now = qc_now_ns();
 			if (changed && changes++ < TP_MAX_OWNER_CHANGES)
 				spin_until = now + ((v & SH) ? TP_READER_SPIN_NS
-							     : qc_owner_spin_ns());
+							     : qc_owner_spin_budget());
 			last = v;
 			if (tp_timed_out(abs, clk)) {
 				uint32_t me = tid | (reader ? HO_READER : 0);
@@ -240,9 +240,12 @@ static int top_waiter(qlock_tp_rwlock_t *rw, uint32_t tid, bool reader,
 		nsleep++;
 		iter = TP_CLOCK_EVERY - 1;
 		now = qc_now_ns();
-		spin_until = now + qc_owner_spin_ns();
+		spin_until = now + qc_owner_spin_budget();
 		changes = 0;
 	}
+	/* Learn from a spin only, as the TP mutex does (core/spin.h). */
+	if (spins && !off_cpu && !ask)
+		qc_owner_spin_learn(nsleep == 0);
 	if (spins)
 		qc_event_add(CLS, QC_EV_spin, spins);
 	if (off_cpu)

@@ -3,8 +3,10 @@
  * The learned spin budget (core/spin.h): a wait whose spin ran out halves
  * the thread's budget down to spin_limit/32, a wait that ended while
  * spinning doubles it back up to spin_limit, QLOCK_SPIN_ADAPT=0 keeps the
- * fixed bound, and the budget is per thread.  Counted in spins, never in
- * time.
+ * fixed bound, and the budget is per thread.  The owner-spin budget
+ * (nanoseconds) halves after a spin that ended in a sleep, down to 1/16,
+ * and doubles after one that took the lock.  Counted in spins and budget
+ * values, never in time.
  */
 #include <assert.h>
 #include <errno.h>
@@ -68,6 +70,21 @@ int main(void)
 	qc_spin_learn(true);
 	assert(qlock_tune_set(QLOCK_TUNE_SPIN_ADAPT, 1) == 0);
 	assert(qc_spin_budget() == 64);
+
+	/* The owner-spin budget: 20 us, halved down to 1/16, doubled back;
+	 * off with learning off. */
+	assert(qc_owner_spin_budget() == 20000);
+	for (int i = 0; i < 6; i++)
+		qc_owner_spin_learn(false);
+	assert(qc_owner_spin_budget() == 20000 >> 4);
+	assert(qlock_tune_set(QLOCK_TUNE_SPIN_ADAPT, 0) == 0);
+	assert(qc_owner_spin_budget() == 20000);
+	assert(qlock_tune_set(QLOCK_TUNE_SPIN_ADAPT, 1) == 0);
+	qc_owner_spin_learn(true);
+	assert(qc_owner_spin_budget() == 20000 >> 3);
+	for (int i = 0; i < 6; i++)
+		qc_owner_spin_learn(true);
+	assert(qc_owner_spin_budget() == 20000);
 
 	/* A lower limit caps what was learned. */
 	assert(qlock_tune_set(QLOCK_TUNE_SPIN_LIMIT, 32) == 0);

@@ -72,11 +72,24 @@ static __attribute__((noinline)) uint8_t rwlock_bias_default(void)
 	return shim_ralg != RALG_GLIBC && v && strcmp(v, "1") == 0;
 }
 
+/*
+ * This thread runs the set-up and has made the choices the lock paths read
+ * (glibc's functions, the algorithms, the tunables).  The diagnostics'
+ * set-up loads the unwinder (dlopen), which allocates; a program whose
+ * allocator locks a pthread mutex comes back into the drop-in on this
+ * thread, and must not wait for the set-up it is part of: its call goes
+ * on through the general paths (the fast paths and the diagnostics are
+ * switched on only at the end).
+ */
+static __thread bool shim_setup_mine __attribute__((tls_model("initial-exec")));
+
 void shim_setup(void)
 {
 	int expect = 0;
 
 	if (!qa_try_cmpxchg_acquire(&shim_state, &expect, 1)) {
+		if (shim_setup_mine)
+			return;
 		/* Someone else sets up; dlsym/getenv do not take pthread
 		 * locks, so this wait is short and cannot recurse. */
 		while (qa_read_acquire(&shim_state) != 2)
@@ -93,6 +106,7 @@ void shim_setup(void)
 	shim_salg = (enum shim_salg)pick("QLOCK_SPIN", shim_salg_names, SALG_NR,
 					 SALG_QSPINLOCK);
 	shim_tune_defaults();
+	shim_setup_mine = true;
 	(void)qlock_set_misuse_handler(shim_on_misuse);
 	shim_fork_setup();
 	(void)pthread_atfork(NULL, NULL, shim_atfork_child);
@@ -106,6 +120,7 @@ void shim_setup(void)
 	qa_write(&shim_rwlock_bias, rwlock_bias_default());
 	qa_write(&shim_rwlock_fast, shim_ralg == RALG_TP ||
 				     shim_ralg == RALG_QRWLOCK ? fast : 0u);
+	shim_setup_mine = false;
 	qa_write_release(&shim_state, 2);
 }
 

@@ -17,7 +17,9 @@
 #     --quick  four combinations that together take every --mutex and every
 #              --rwlock choice, and the shorter half of the glib and python
 #              sets (a few minutes)
-#     -j JOBS  runs at once (default 6: much of the suites' time is sleeps)
+#     -j JOBS  runs at once (default 4: much of the suites' time is sleeps;
+#              more at once make CPython's timing tests fail more often,
+#              and each difference is run again, one at a time)
 #     -c MUTEX/RWLOCK  only this combination (repeatable; plain glibc always)
 #     --keep   keep the outputs and logs (they are kept anyway on a failure)
 # BUILD_DIR (default build) holds shim/qlock-run.  A suite whose package is
@@ -38,7 +40,7 @@ build=${BUILD_DIR:-build}
 case $build in /*) ;; *) build=$top/$build ;; esac
 qrun=$build/shim/qlock-run
 
-quick=0 jobs=6 keep=0 only=() pick=()
+quick=0 jobs=4 keep=0 only=() pick=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;

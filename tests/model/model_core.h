@@ -139,18 +139,51 @@ static inline void model_await_asleep_synced(int t)
 	model_bucket_unlock();
 }
 #else
+/*
+ * model_poll(cond): the bounded poll of a harness run as a test, where
+ * `cond` is a preference: it ends after 100000 relaxes or 100 ms,
+ * whichever comes first.  Quiet, a relax (sched_yield) takes about a
+ * microsecond; when other processes keep every CPU busy, one can cost a
+ * time slice, and 100000 of them took minutes (the rwsem harness: 198 s
+ * beside `stress-ng --cpu 4` on 2 CPUs with the count alone, 0.3 s with
+ * the time bound too).
+ */
+#include <time.h>
+
+static inline uint64_t model_poll_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#define model_poll(cond)						\
+	do {								\
+		uint64_t model_end_ = model_poll_now_ns() + 100000000u;	\
+		for (int model_i_ = 0; model_i_ < 100000 && !(cond);	\
+		     model_i_++) {					\
+			if (model_i_ % 16 == 15 &&			\
+			    model_poll_now_ns() > model_end_)		\
+				break;					\
+			qc_model_relax();				\
+		}							\
+	} while (0)
+
+/* Every thread started and not joined sleeps in the futex. */
+static inline bool model_all_asleep(void)
+{
+	int asleep = 0;
+
+	for (int j = 1; j < QC_MODEL_THREADS; j++)
+		asleep += qa_read(&model_sleeping_on[j]) != 0;
+	return asleep >= model_nstarts - model_njoined;
+}
+
 static inline void model_await_asleep(int t)
 {
 	(void)t;
-	for (int i = 0; i < 100000; i++) {
-		int asleep = 0;
-
-		for (int j = 1; j < QC_MODEL_THREADS; j++)
-			asleep += qa_read(&model_sleeping_on[j]) != 0;
-		if (asleep >= model_nstarts - model_njoined)
-			return;
-		qc_model_relax();
-	}
+	model_poll(model_all_asleep());
 }
 
 static inline void model_await_asleep_synced(int t)
@@ -169,12 +202,7 @@ static inline void model_await_asleep_synced(int t)
 #ifdef QLOCK_UNDER_GENMC
 #define model_await(cond) __VERIFIER_assume(cond)
 #else
-#define model_await(cond)						\
-	do {								\
-		for (int model_i_ = 0; model_i_ < 100000 && !(cond);	\
-		     model_i_++)					\
-			qc_model_relax();				\
-	} while (0)
+#define model_await(cond) model_poll(cond)
 #endif
 
 /*

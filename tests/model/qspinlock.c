@@ -121,8 +121,7 @@ static void await_worker(int idx)
 #ifdef QLOCK_UNDER_GENMC
 	__VERIFIER_assume(shows(qa_read(&lock.val), idx));
 #else
-	for (int i = 0; i < 100000 && !shows(qa_read(&lock.val), idx); i++)
-		qc_model_relax();
+	model_poll(shows(qa_read(&lock.val), idx));
 #endif
 }
 

@@ -138,8 +138,7 @@ static void *second_reader(void *arg)
 #ifdef QLOCK_UNDER_GENMC
 	__VERIFIER_assume(qa_read_acquire(&first_out) != 0);
 #else
-	for (int i = 0; i < 100000 && !qa_read_acquire(&first_out); i++)
-		qc_model_relax();
+	model_poll(qa_read_acquire(&first_out));
 #endif
 	qlock_up_read(&sem);
 	return NULL;

@@ -109,35 +109,38 @@ static void waiter_returns(void)
 	qa_fetch_add(&returned, 1);
 }
 
+/* Each waiter started has returned or sleeps. */
+static bool waiters_done_or_asleep(void)
+{
+	int n = qa_read(&returned);
+
+	for (int j = 1; j < QC_MODEL_THREADS; j++)
+		n += qa_read(&model_sleeping_on[j]) != 0;
+	return n >= model_nstarts;
+}
+
 static void await_waiters(void)
 {
-	for (int i = 0; i < 100000; i++) {
-		int n = qa_read(&returned);
-
-		for (int j = 1; j < QC_MODEL_THREADS; j++)
-			n += qa_read(&model_sleeping_on[j]) != 0;
-		if (n >= model_nstarts)
-			return;
-		qc_model_relax();
-	}
+	model_poll(waiters_done_or_asleep());
 }
 
 static void let_waiter_ask(void)
 {
-	for (int i = 0; i < 100000 && !qa_read(&request) &&
-			qa_read(&returned) < model_nstarts; i++)
-		qc_model_relax();
+	model_poll(qa_read(&request) || qa_read(&returned) >= model_nstarts);
+}
+
+/* A thread sleeps on the request word, or every waiter has returned. */
+static bool request_sleeper_or_done(void)
+{
+	for (int j = 1; j < QC_MODEL_THREADS; j++)
+		if (qa_read(&model_sleeping_on[j]) == &request)
+			return true;
+	return qa_read(&returned) >= model_nstarts;
 }
 
 static void await_request_sleeper(void)
 {
-	for (int i = 0; i < 100000 && qa_read(&returned) < model_nstarts;
-	     i++) {
-		for (int j = 1; j < QC_MODEL_THREADS; j++)
-			if (qa_read(&model_sleeping_on[j]) == &request)
-				return;
-		qc_model_relax();
-	}
+	model_poll(request_sleeper_or_done());
 }
 #endif
 

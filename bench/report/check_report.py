@@ -28,8 +28,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAPS = [os.path.join(HERE, "..", "results", name) for name in
-        ("map-library-short-amd-epyc-2026-11-23.json",
-         "map-dropin-short-intel-xeon-2026-11-24.json")]
+        ("map-library-short-amd-epyc.json",
+         "map-dropin-short-intel-xeon.json")]
 VERDICTS = ("reproduced", "not reproduced here", "inconclusive",
             "not testable here", "not run")
 # What the rule gives on the committed fixture (a 2-CPU run with its A/A

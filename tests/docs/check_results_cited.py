@@ -5,8 +5,8 @@ documents that quote them agree.
 
 Every name of a result file that README.md, CHANGELOG.md, docs/*.md, the
 report scripts, the tests, the scripts or the CMake files mention (a path
-under bench/results/, or a name carrying a date, YYYY-MM-DD, with the
-prefixes the result files use;
+under bench/results/, or a name with the prefixes the result files use
+that ends in a result file's extension or names the machine it ran on;
 {a,b} alternatives and * wildcards are expanded) must exist under
 bench/results, and every entry of bench/results (a file, or a directory
 as a whole) must be cited by README.md, CHANGELOG.md or a docs/*.md page.
@@ -20,9 +20,11 @@ import re
 import sys
 
 PREFIXES = ("map-", "tune-", "shim-cost-", "bench-apps-", "seed", "rwlock-",
-            "serial-")
-TOKEN = re.compile(r"[A-Za-z0-9_.{},*/-]*\d{4}-\d{2}-\d{2}[A-Za-z0-9_.{},*/-]*"
-                   r"|bench/results/[A-Za-z0-9_.{},*/-]+")
+            "serial-", "glib-", "lockdep-", "profile-", "spin-", "qlock-run-")
+TOKEN = re.compile(r"[A-Za-z0-9_.{},*/-]+")
+# A result file's name: its extension, or the machine it ran on (the
+# directories of several runs carry no extension).
+RESULT = re.compile(r"\.(json|txt|folded|svg|\{[a-z,]+\})$|intel-xeon|amd-epyc")
 
 
 def expand(pattern):
@@ -42,7 +44,8 @@ def citations(path):
     for tok in TOKEN.findall(text):
         tok = tok.rstrip(".,/")
         name = tok.split("bench/results/", 1)[-1]
-        if "bench/results/" not in tok and not name.startswith(PREFIXES):
+        if "bench/results/" not in tok and not (
+                name.startswith(PREFIXES) and RESULT.search(name)):
             continue
         yield name
 

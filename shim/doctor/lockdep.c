@@ -1961,6 +1961,64 @@ static inline void ld_wait_begin(struct ld_thread *t, const void *lock, enum ld_
  * one that blocks, but it never waited (lockdep_acquired()). */
 #define LD_TAKEN 3
 
+/*
+ * The thread's cache of pushes already checked (lockdep.h, struct
+ * ld_trans), in front of everything else an acquisition does: its slot
+ * for `lock` taken on a held stack whose chain key is `base`.  A hit
+ * says all the checks would: the stack is the one the entry was made
+ * with (its key covers every held entry's node, generation and mode), so
+ * `lock` is not on it (a re-take is never entered) and the chain with it
+ * has been checked; the lock's node is the one the entry names while
+ * that node lives in the entry's generation (every death bumps it: a
+ * destroy, a free or munmap of its memory, a dlclose, a re-init).  So a
+ * hit is a look-up and a push: no node look-up, no hash, no scan.
+ */
+_Static_assert(LD_TTRANS == 256, "ld_trans_set() takes 7 bits, a set of two");
+static inline struct ld_trans *ld_trans_set(struct ld_thread *t, uint64_t base,
+					    const void *lock)
+{
+	/* Fibonacci hashing of the address (the locks of an array fall in
+	 * different sets), moved by the stack's key. */
+	return &t->ttrans[(((uintptr_t)lock >> 3) * 0x9e3779b97f4a7c15ull + base) >> 57 << 1];
+}
+
+static inline bool ld_trans_is(const struct ld_trans *e, const void *lock, uint64_t base,
+			       enum ld_obj obj)
+{
+	/* The generation with acquire: pairs with ld_node_kill()'s release. */
+	return e->lock == lock && e->base == base && e->obj == obj &&
+	       qa_read_acquire(e->live_gen) == e->gen;
+}
+
+/* The entry for the push, or NULL.  Two ways: the one filled last first. */
+static inline const struct ld_trans *ld_trans_find(struct ld_thread *t, uint64_t base,
+						   const void *lock, enum ld_obj obj)
+{
+	const struct ld_trans *e = ld_trans_set(t, base, lock);
+
+	if (qa_likely(ld_trans_is(e, lock, base, obj)))
+		return e;
+	if (ld_trans_is(e + 1, lock, base, obj))
+		return e + 1;
+	return NULL;
+}
+
+/* A push checked (ld_acquire()): into the set's first way, whose entry
+ * moves to the second. */
+static void ld_trans_add(struct ld_thread *t, const struct ld_acq *a)
+{
+	struct ld_trans *e = ld_trans_set(t, a->base, a->lock);
+
+	e[1] = e[0];
+	e->lock = a->lock;
+	e->base = a->base;
+	e->next = a->chain;
+	e->node = a->node;
+	e->gen = a->gen;
+	e->live_gen = &NODE(a->node)->gen; /* nodes never move */
+	e->obj = a->obj;
+}
+
 static inline __attribute__((always_inline)) void
 ld_acquire(struct ld_acq *a, const void *lock, enum ld_obj obj, int mode, uintptr_t pc,
 	   bool cond)
@@ -1975,7 +2033,27 @@ ld_acquire(struct ld_acq *a, const void *lock, enum ld_obj obj, int mode, uintpt
 	if (!t)
 		goto out;
 	{
-		/* The thread's own cache first: an entry holds while its node
+		const struct ld_trans *e = ld_trans_find(t, t->chain, lock, obj);
+
+		if (qa_likely(e != NULL)) {
+			a->t = t;
+			a->lock = lock;
+			a->pc = pc;
+			a->node = e->node;
+			a->gen = e->gen;
+			a->obj = (uint8_t)obj;
+			a->mode = (uint8_t)mode;
+			a->cond = cond;
+			a->recurse = -1;
+			a->base = t->chain;
+			a->chain = e->next;
+			if (mode == LD_BLOCK)
+				ld_wait_begin(t, lock, obj, pc);
+			goto out;
+		}
+	}
+	{
+		/* The node: the thread's own cache first (an entry holds while its node
 		 * lives in the same generation (pairs with ld_node_kill()). */
 		struct ld_tnode *c = &t->tnode[ld_ihash(lock) & (LD_TCACHE - 1)];
 		struct ld_node *nd;
@@ -2075,6 +2153,8 @@ ld_acquire(struct ld_acq *a, const void *lock, enum ld_obj obj, int mode, uintpt
 			*tc = key;
 		}
 	}
+	if (mode != LD_TRY || t->depth == 0) /* checked: a hit next time */
+		ld_trans_add(t, a);
 out:
 	ld_busy = 0;
 }
@@ -2134,12 +2214,47 @@ void lockdep_acquire_post(struct ld_acq *a, int err)
 	ld_acquire_post(a, err);
 }
 
-void lockdep_acquired(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
+static __attribute__((noinline)) void ld_acquired(const void *lock, enum ld_obj obj,
+						  uintptr_t pc)
 {
 	struct ld_acq a;
 
-	ld_acquire(&a, LD_PTR(vlock), obj, LD_TAKEN, pc, false);
+	ld_acquire(&a, lock, obj, LD_TAKEN, pc, false);
 	ld_acquire_post(&a, 0);
+}
+
+void lockdep_acquired(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
+{
+	const void *lock = LD_PTR(vlock);
+	struct ld_thread *t = ld_me;
+
+	/* The usual case, a push already checked (ld_trans_set()): the
+	 * look-up and the push, as ld_acquire_post() writes it; the rest
+	 * out of line, so that this needs no stack frame. */
+	if (qa_likely(t != NULL) && qa_likely(!ld_busy)) {
+		uint64_t base = t->chain;
+		const struct ld_trans *e = ld_trans_find(t, base, lock, obj);
+		uint32_t d = t->depth;
+
+		if (qa_likely(e != NULL && d < t->cap)) {
+			struct ld_held *h = &t->held[d];
+
+			h->lock = lock;
+			h->pc = pc;
+			h->chain = base;
+			h->node = e->node;
+			h->gen = e->gen;
+			h->count = 1;
+			h->obj = (uint8_t)obj;
+			h->trylock = 0;
+			h->cond = 0;
+			t->chain = e->next;
+			/* The entry before the depth that shows it (lockdep.h). */
+			qa_write_release(&t->depth, d + 1);
+			return;
+		}
+	}
+	ld_acquired(lock, obj, pc);
 }
 
 static void ld_report_lock(struct ld_thread *t, const void *lock, enum ld_obj obj,
@@ -2169,9 +2284,9 @@ static void ld_report_lock(struct ld_thread *t, const void *lock, enum ld_obj ob
 	ld_end(hint);
 }
 
-void lockdep_release(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
+static __attribute__((noinline)) void ld_release(const void *lock, enum ld_obj obj,
+						 uintptr_t pc)
 {
-	const void *lock = LD_PTR(vlock);
 	struct ld_thread *t;
 	uint32_t gen;
 
@@ -2204,6 +2319,29 @@ void lockdep_release(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
 	}
 out:
 	ld_busy = 0;
+}
+
+void lockdep_release(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
+{
+	const void *lock = LD_PTR(vlock);
+	struct ld_thread *t = ld_me;
+
+	/* The usual case: the top entry, taken once, is popped. */
+	if (qa_likely(t != NULL) && qa_likely(!ld_busy)) {
+		uint32_t d = t->depth;
+
+		if (qa_likely(d != 0)) {
+			const struct ld_held *h = &t->held[d - 1];
+
+			if (qa_likely(h->lock == lock && h->count == 1)) {
+				t->chain = h->chain;
+				/* see lockdep_acquire_post() */
+				qa_write_release(&t->depth, d - 1);
+				return;
+			}
+		}
+	}
+	ld_release(lock, obj, pc);
 }
 
 void lockdep_cond_release(const void *mutex, uintptr_t pc)

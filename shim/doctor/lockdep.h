@@ -45,6 +45,7 @@ enum ld_obj {
 
 #define LD_HELD_INLINE 16 /* held entries in the thread record; more grow an array */
 #define LD_TCACHE 128     /* per-thread caches of nodes and chains (see lockdep.c) */
+#define LD_TTRANS 256     /* per-thread cache of pushes already checked (see lockdep.c) */
 
 /* Mode a lock is held in, and the mode an acquisition waits in. */
 #define LD_HOLD_W 0  /* exclusive: mutex, spinlock, write lock */
@@ -91,6 +92,17 @@ struct ld_thread {
 		uint32_t node, gen;
 	} tnode[LD_TCACHE];
 	uint64_t tchain[LD_TCACHE];
+	/* Pushes already checked: with the held stack's chain key `base`,
+	 * `lock` (node, gen) was taken as `obj`, not held before, and the
+	 * stack's key became `next`, a chain whose dependencies are in the
+	 * graph.  A hit is valid while the node lives in that generation. */
+	struct ld_trans {
+		const void *lock;
+		uint64_t base, next;
+		const uint32_t *live_gen; /* the node's generation */
+		uint32_t node, gen;
+		uint8_t obj;
+	} ttrans[LD_TTRANS];
 };
 
 extern bool shim_lockdep_on;

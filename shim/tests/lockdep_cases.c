@@ -451,6 +451,43 @@ static void case_reuse_free(void)
 	}
 }
 
+/* One thread takes ri_a then ri_b until the pair is known (checked and
+ * cached), then ri_b's life ends (destroyed, or initialised again) and a
+ * new one begins at the same address: the old one's history is gone, but
+ * the new one's order must be learnt, not taken from the cache, so that
+ * taking them the other way round is a cycle. */
+static pthread_mutex_t ri_a, ri_b;
+
+static NOINLINE void reinit_ab(void)
+{
+	LOCK(&ri_a);
+	LOCK(&ri_b);
+	UNLOCK(&ri_b);
+	UNLOCK(&ri_a);
+}
+
+static NOINLINE void reinit_ba(void)
+{
+	LOCK(&ri_b);
+	LOCK(&ri_a);
+	UNLOCK(&ri_a);
+	UNLOCK(&ri_b);
+}
+
+static void case_reinit_abba(int destroy)
+{
+	check(pthread_mutex_init(&ri_a, NULL), "init a");
+	check(pthread_mutex_init(&ri_b, NULL), "init b");
+	for (int i = 0; i < 3; i++)
+		reinit_ab();
+	if (destroy)
+		check(pthread_mutex_destroy(&ri_b), "destroy b");
+	check(pthread_mutex_init(&ri_b, NULL), "init b again");
+	for (int i = 0; i < 3; i++)
+		reinit_ab();
+	reinit_ba();
+}
+
 /* An on-stack lock (a completion), initialised and destroyed each call,
  * nested under a global lock one call and over it the next. */
 static pthread_mutex_t stack_global = PTHREAD_MUTEX_INITIALIZER;
@@ -894,6 +931,10 @@ int main(int argc, char **argv)
 		case_reuse_destroy();
 	else if (!strcmp(c, "reuse_free"))
 		case_reuse_free();
+	else if (!strcmp(c, "reinit_destroy_abba"))
+		case_reinit_abba(1);
+	else if (!strcmp(c, "reinit_abba"))
+		case_reinit_abba(0);
 	else if (!strcmp(c, "stack_completion"))
 		case_stack_completion();
 	else if (!strcmp(c, "cond_relock"))

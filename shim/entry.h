@@ -44,7 +44,7 @@
  * `inltry` (the inline path's code where it applies, true when it took
  * the lock, never an error) while the statistics are off: a lock taken
  * there never waited, and lockdep checks and records it in one call
- * (lockdep_acquired()).
+ * (lockdep_took(), lockdep.h).
  */
 #define SHIM_LOCK_FIRST(lock, fast, obj, inltry, call) __extension__({       \
 	int shim_err_ = 0;                                                   \
@@ -52,7 +52,7 @@
 		if (!SHIM_LOCKDEP_ON())                                      \
 			shim_err_ = (call);                                  \
 		else if (!qa_read(&shim_stats_on) && (inltry))               \
-			lockdep_acquired((lock), (obj), LOCKDEP_PC());       \
+			lockdep_took((lock), (obj), LOCKDEP_PC());           \
 		else                                                         \
 			shim_err_ = LOCKDEP_ACQUIRE((lock), (obj), LD_BLOCK, \
 						    (call));                 \
@@ -169,7 +169,7 @@ static inline const struct timespec *shim_deadline(const struct timespec *abs)
 	int shim_err_ = 0;                                                   \
 	if (!(fast)) {                                                       \
 		if (SHIM_LOCKDEP_ON())                                       \
-			lockdep_release((lock), (obj), LOCKDEP_PC());        \
+			lockdep_unlocking((lock), (obj), LOCKDEP_PC());      \
 		shim_err_ = (call);                                          \
 	}                                                                    \
 	shim_err_;                                                           \

@@ -356,8 +356,8 @@ static struct ld_islot *ld_itab;
 static uint64_t ld_imask;     /* read with the table: see ld_itab_lookup() */
 static uint32_t ld_iused, ld_idead;
 
-static __thread struct ld_thread *ld_me __attribute__((tls_model("initial-exec")));
-static __thread int ld_busy __attribute__((tls_model("initial-exec")));
+__thread struct ld_thread *ld_me __attribute__((tls_model("initial-exec")));
+__thread int ld_busy __attribute__((tls_model("initial-exec")));
 
 #define LD_PTR(v) ((const void *)(uintptr_t)(v))
 #define NODE(i) ((struct ld_node *)ld_vec_at(&ld_nodes, (i)))
@@ -1961,48 +1961,6 @@ static inline void ld_wait_begin(struct ld_thread *t, const void *lock, enum ld_
  * one that blocks, but it never waited (lockdep_acquired()). */
 #define LD_TAKEN 3
 
-/*
- * The thread's cache of pushes already checked (lockdep.h, struct
- * ld_trans), in front of everything else an acquisition does: its slot
- * for `lock` taken on a held stack whose chain key is `base`.  A hit
- * says all the checks would: the stack is the one the entry was made
- * with (its key covers every held entry's node, generation and mode), so
- * `lock` is not on it (a re-take is never entered) and the chain with it
- * has been checked; the lock's node is the one the entry names while
- * that node lives in the entry's generation (every death bumps it: a
- * destroy, a free or munmap of its memory, a dlclose, a re-init).  So a
- * hit is a look-up and a push: no node look-up, no hash, no scan.
- */
-_Static_assert(LD_TTRANS == 256, "ld_trans_set() takes 7 bits, a set of two");
-static inline struct ld_trans *ld_trans_set(struct ld_thread *t, uint64_t base,
-					    const void *lock)
-{
-	/* Fibonacci hashing of the address (the locks of an array fall in
-	 * different sets), moved by the stack's key. */
-	return &t->ttrans[(((uintptr_t)lock >> 3) * 0x9e3779b97f4a7c15ull + base) >> 57 << 1];
-}
-
-static inline bool ld_trans_is(const struct ld_trans *e, const void *lock, uint64_t base,
-			       enum ld_obj obj)
-{
-	/* The generation with acquire: pairs with ld_node_kill()'s release. */
-	return e->lock == lock && e->base == base && e->obj == obj &&
-	       qa_read_acquire(e->live_gen) == e->gen;
-}
-
-/* The entry for the push, or NULL.  Two ways: the one filled last first. */
-static inline const struct ld_trans *ld_trans_find(struct ld_thread *t, uint64_t base,
-						   const void *lock, enum ld_obj obj)
-{
-	const struct ld_trans *e = ld_trans_set(t, base, lock);
-
-	if (qa_likely(ld_trans_is(e, lock, base, obj)))
-		return e;
-	if (ld_trans_is(e + 1, lock, base, obj))
-		return e + 1;
-	return NULL;
-}
-
 /* A push checked (ld_acquire()): into the set's first way, whose entry
  * moves to the second. */
 static void ld_trans_add(struct ld_thread *t, const struct ld_acq *a)
@@ -2214,47 +2172,14 @@ void lockdep_acquire_post(struct ld_acq *a, int err)
 	ld_acquire_post(a, err);
 }
 
-static __attribute__((noinline)) void ld_acquired(const void *lock, enum ld_obj obj,
-						  uintptr_t pc)
+/* The cases lockdep_took() (lockdep.h) leaves: a push not in the
+ * thread's cache, a re-take, a thread's first lock. */
+void lockdep_acquired(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
 {
 	struct ld_acq a;
 
-	ld_acquire(&a, lock, obj, LD_TAKEN, pc, false);
+	ld_acquire(&a, LD_PTR(vlock), obj, LD_TAKEN, pc, false);
 	ld_acquire_post(&a, 0);
-}
-
-void lockdep_acquired(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
-{
-	const void *lock = LD_PTR(vlock);
-	struct ld_thread *t = ld_me;
-
-	/* The usual case, a push already checked (ld_trans_set()): the
-	 * look-up and the push, as ld_acquire_post() writes it; the rest
-	 * out of line, so that this needs no stack frame. */
-	if (qa_likely(t != NULL) && qa_likely(!ld_busy)) {
-		uint64_t base = t->chain;
-		const struct ld_trans *e = ld_trans_find(t, base, lock, obj);
-		uint32_t d = t->depth;
-
-		if (qa_likely(e != NULL && d < t->cap)) {
-			struct ld_held *h = &t->held[d];
-
-			h->lock = lock;
-			h->pc = pc;
-			h->chain = base;
-			h->node = e->node;
-			h->gen = e->gen;
-			h->count = 1;
-			h->obj = (uint8_t)obj;
-			h->trylock = 0;
-			h->cond = 0;
-			t->chain = e->next;
-			/* The entry before the depth that shows it (lockdep.h). */
-			qa_write_release(&t->depth, d + 1);
-			return;
-		}
-	}
-	ld_acquired(lock, obj, pc);
 }
 
 static void ld_report_lock(struct ld_thread *t, const void *lock, enum ld_obj obj,
@@ -2284,9 +2209,11 @@ static void ld_report_lock(struct ld_thread *t, const void *lock, enum ld_obj ob
 	ld_end(hint);
 }
 
-static __attribute__((noinline)) void ld_release(const void *lock, enum ld_obj obj,
-						 uintptr_t pc)
+/* The cases lockdep_unlocking() (lockdep.h) leaves: a lock below the
+ * top, taken more than once, or not held. */
+void lockdep_release(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
 {
+	const void *lock = LD_PTR(vlock);
 	struct ld_thread *t;
 	uint32_t gen;
 
@@ -2319,29 +2246,6 @@ static __attribute__((noinline)) void ld_release(const void *lock, enum ld_obj o
 	}
 out:
 	ld_busy = 0;
-}
-
-void lockdep_release(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
-{
-	const void *lock = LD_PTR(vlock);
-	struct ld_thread *t = ld_me;
-
-	/* The usual case: the top entry, taken once, is popped. */
-	if (qa_likely(t != NULL) && qa_likely(!ld_busy)) {
-		uint32_t d = t->depth;
-
-		if (qa_likely(d != 0)) {
-			const struct ld_held *h = &t->held[d - 1];
-
-			if (qa_likely(h->lock == lock && h->count == 1)) {
-				t->chain = h->chain;
-				/* see lockdep_acquire_post() */
-				qa_write_release(&t->depth, d - 1);
-				return;
-			}
-		}
-	}
-	ld_release(lock, obj, pc);
 }
 
 void lockdep_cond_release(const void *mutex, uintptr_t pc)

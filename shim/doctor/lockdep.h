@@ -133,13 +133,14 @@ void lockdep_acquire_pre(struct ld_acq *a, const volatile void *vlock, enum ld_o
 void lockdep_acquire_post(struct ld_acq *a, int err);
 /* A blocking acquisition that took the lock at its first try, with no
  * wait: the checks of lockdep_acquire_pre() and the push of
- * lockdep_acquire_post() in one call. */
+ * lockdep_acquire_post() in one call (lockdep_took() below first). */
 void lockdep_acquired(const volatile void *vlock, enum ld_obj obj, uintptr_t pc);
 /* A condition-variable wait releases its mutex (before the wait) and
  * re-takes it (after): the re-lock is an acquisition like any other, at
  * the wait's call site pc. */
 void lockdep_cond_release(const void *mutex, uintptr_t pc);
 void lockdep_cond_reacquire_pre(struct ld_acq *a, const void *mutex, uintptr_t pc);
+/* An unlock (lockdep_unlocking() below first). */
 void lockdep_release(const volatile void *vlock, enum ld_obj obj, uintptr_t pc);
 void lockdep_init(const volatile void *vlock, enum ld_obj obj, uintptr_t pc);
 /* After the destroy call, which answered err (the class is kept on EBUSY). */
@@ -154,6 +155,114 @@ void qlock_lockdep_forget(const void *p, size_t len);
 void qlock_lockdep_joined(pthread_t th);
 
 #define LOCKDEP_PC() ((uintptr_t)__builtin_return_address(0))
+
+/* ---- the usual cases, inline in the entry points ----------------------------
+ * The calling thread's record (NULL before its first tracked lock call),
+ * and whether a hook runs on it (a lock call made inside one is not
+ * tracked): lockdep.c's. */
+extern __thread struct ld_thread *ld_me __attribute__((tls_model("initial-exec")));
+extern __thread int ld_busy __attribute__((tls_model("initial-exec")));
+
+/*
+ * The thread's cache of pushes already checked (struct ld_trans), in
+ * front of everything else an acquisition does: its set of two for
+ * `lock` taken on a held stack whose chain key is `base`.  A hit says
+ * all the checks would: the stack is the one the entry was made with
+ * (its key covers every held entry's node, generation and mode), so
+ * `lock` is not on it (a re-take is never entered) and the chain with it
+ * has been checked; and the lock's node is the one the entry names while
+ * that node lives in the entry's generation (every death bumps it: a
+ * destroy, a free or munmap of its memory, a dlclose, a re-init).  So a
+ * hit is a look-up and a push: no node look-up, no scan of the held
+ * locks, no hash, no call.
+ */
+_Static_assert(LD_TTRANS == 256, "ld_trans_set() takes 7 bits, a set of two");
+static inline struct ld_trans *ld_trans_set(struct ld_thread *t, uint64_t base,
+					    const void *lock)
+{
+	/* Fibonacci hashing of the address (the locks of an array fall in
+	 * different sets), moved by the stack's key. */
+	return &t->ttrans[(((uintptr_t)lock >> 3) * 0x9e3779b97f4a7c15ull + base) >> 57 << 1];
+}
+
+static inline bool ld_trans_is(const struct ld_trans *e, const void *lock, uint64_t base,
+			       enum ld_obj obj)
+{
+	/* The generation with acquire: pairs with the release of the
+	 * node's death (lockdep.c, ld_node_kill()). */
+	return e->lock == lock && e->base == base && e->obj == obj &&
+	       qa_read_acquire(e->live_gen) == e->gen;
+}
+
+/* The entry for the push, or NULL.  Two ways: the one filled last first. */
+static inline const struct ld_trans *ld_trans_find(struct ld_thread *t, uint64_t base,
+						   const void *lock, enum ld_obj obj)
+{
+	const struct ld_trans *e = ld_trans_set(t, base, lock);
+
+	if (qa_likely(ld_trans_is(e, lock, base, obj)))
+		return e;
+	if (ld_trans_is(e + 1, lock, base, obj))
+		return e + 1;
+	return NULL;
+}
+
+/* lockdep_acquired(): its usual case, a push already checked, is the
+ * look-up and the push (as lockdep_acquire_post() writes it). */
+static inline __attribute__((always_inline)) void lockdep_took(const volatile void *vlock,
+							       enum ld_obj obj, uintptr_t pc)
+{
+	const void *lock = (const void *)(uintptr_t)vlock;
+	struct ld_thread *t = ld_me;
+
+	if (qa_likely(t != NULL) && qa_likely(!ld_busy)) {
+		uint64_t base = t->chain;
+		const struct ld_trans *e = ld_trans_find(t, base, lock, obj);
+		uint32_t d = t->depth;
+
+		if (qa_likely(e != NULL && d < t->cap)) {
+			struct ld_held *h = &t->held[d];
+
+			h->lock = lock;
+			h->pc = pc;
+			h->chain = base;
+			h->node = e->node;
+			h->gen = e->gen;
+			h->count = 1;
+			h->obj = (uint8_t)obj;
+			h->trylock = 0;
+			h->cond = 0;
+			t->chain = e->next;
+			/* The entry before the depth that shows it (above). */
+			qa_write_release(&t->depth, d + 1);
+			return;
+		}
+	}
+	lockdep_acquired(vlock, obj, pc);
+}
+
+/* lockdep_release(): its usual case, the top entry taken once, is a pop. */
+static inline __attribute__((always_inline)) void lockdep_unlocking(const volatile void *vlock,
+								    enum ld_obj obj, uintptr_t pc)
+{
+	const void *lock = (const void *)(uintptr_t)vlock;
+	struct ld_thread *t = ld_me;
+
+	if (qa_likely(t != NULL) && qa_likely(!ld_busy)) {
+		uint32_t d = t->depth;
+
+		if (qa_likely(d != 0)) {
+			const struct ld_held *h = &t->held[d - 1];
+
+			if (qa_likely(h->lock == lock && h->count == 1)) {
+				t->chain = h->chain;
+				qa_write_release(&t->depth, d - 1); /* see above */
+				return;
+			}
+		}
+	}
+	lockdep_release(vlock, obj, pc);
+}
 
 /* Take `lock` through `call` (an expression giving 0 or an error), with
  * the checks before and the held-stack push after. */

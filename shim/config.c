@@ -112,7 +112,7 @@ void shim_setup(void)
 	(void)pthread_atfork(NULL, NULL, shim_atfork_child);
 	shim_stats_setup();
 	shim_lockdep_setup();
-	uint8_t fast = (uint8_t)(shim_lockdep_on ? 0u
+	uint8_t fast = (uint8_t)(shim_lockdep_on ? (shim_stats_on ? 0u : SHIM_FAST_LOCKDEP)
 			   : shim_stats_on ? SHIM_FAST_ON | SHIM_FAST_COUNT
 			   : SHIM_FAST_ON);
 

@@ -64,8 +64,8 @@
  * The general path of a blocking acquisition: with the statistics on,
  * `trycall` first and `blockcall` only when that found the lock busy, the
  * wait timed and the acquisition counted against `pc` (LOCKSTAT_ACQUIRE);
- * with lockdep's checks on (the inline paths off, every call comes here),
- * `trycall` first as well, whose code is the inline path's where that
+ * with lockdep's checks on (every call its inline path did not take, or
+ * every call while the statistics are on too), `trycall` first as well, whose code is the inline path's where that
  * applies, and `blockcall` only when the lock was busy; else `blockcall`
  * alone.
  */
@@ -90,7 +90,11 @@
  * threads more than the counting does) and an unlock's tells the
  * statistics before it releases.  After a miss, the general path's first
  * try is the general try, so only a lock that is really held counts as
- * contended.  With lockdep on the inline paths are off (state.h).
+ * contended.  While lockdep's checks are on (SHIM_FAST_LOCKDEP), the
+ * inline paths tell lockdep instead: a lock taken there never waited and
+ * is checked and pushed by lockdep_took(), an unlock popped by
+ * lockdep_unlocking() (lockdep.h); with the statistics on too, the inline
+ * paths are off (state.h).
  */
 #define SHIM_FAST_TAKEN   1
 #define SHIM_FAST_MISSED  0

@@ -229,16 +229,17 @@ static inline bool mutex_unlock_tp(pthread_mutex_t *m, uint32_t tid)
 	return tp_mutex_unlock_fast(tm, tid) == tid;
 }
 
-/* The trylock's inline path (not counted, as trylocks are not). */
+/* The trylock's inline path (not counted, as trylocks are not; not with
+ * lockdep's checks, whose hooks see every trylock). */
 static inline bool mutex_lock_fast(pthread_mutex_t *m)
 {
-	uint32_t tid = mutex_fast_tid(qa_read(&shim_mutex_fast), QM(m));
+	uint32_t tid = mutex_fast_tid(qa_read(&shim_mutex_fast) & SHIM_FAST_ON, QM(m));
 
 	return qa_likely(tid != 0) && mutex_lock_tp(m, tid);
 }
 
-/* The blocking lock's inline path, counted while the statistics count:
- * SHIM_FAST_* (entry.h). */
+/* The blocking lock's inline path, counted while the statistics count,
+ * told to lockdep while its checks are on: SHIM_FAST_* (entry.h). */
 static inline int mutex_lock_fast_counted(pthread_mutex_t *m, const void *pc)
 {
 	uint8_t f = qa_read(&shim_mutex_fast);
@@ -248,11 +249,17 @@ static inline int mutex_lock_fast_counted(pthread_mutex_t *m, const void *pc)
 		return SHIM_FAST_NONE;
 	if (!mutex_lock_tp(m, tid))
 		return SHIM_FAST_MISSED;
-	if (qa_unlikely(f & SHIM_FAST_COUNT))
-		lockstat_acquired(m, LOCKSTAT_MUTEX, pc);
+	if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) { /* one test */
+		if (f & SHIM_FAST_COUNT)
+			lockstat_acquired(m, LOCKSTAT_MUTEX, pc);
+		else
+			lockdep_took(m, LD_MUTEX, (uintptr_t)pc);
+	}
 	return SHIM_FAST_TAKEN;
 }
 
+/* Expanded in pthread_mutex_unlock(), whose call site LOCKDEP_PC() names
+ * (shim_inline_paths checks that it is). */
 static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 {
 	uint8_t f = qa_read(&shim_mutex_fast);
@@ -260,8 +267,11 @@ static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 
 	if (qa_unlikely(tid == 0))
 		return false;
-	if (qa_unlikely(f & SHIM_FAST_COUNT)) {
-		lockstat_release(m);
+	if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) {
+		if (f & SHIM_FAST_COUNT)
+			lockstat_release(m);
+		else
+			lockdep_unlocking(m, LD_MUTEX, LOCKDEP_PC());
 		/* Told once: a mutex with waiters is released here. */
 		if (!mutex_unlock_tp(m, tid))
 			(void)mutex_release(m); /* 0 for these kinds */
@@ -273,7 +283,8 @@ static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 /* The general path's first try with the statistics or lockdep's checks
  * on (entry.h): the inline path's miss where it tried (so a lock call
  * tries as many times before it waits as without them), else the inline
- * path's code where it applies (lockdep turns the inline paths off), else
+ * path's code where it applies (the inline paths are off while lockdep's
+ * checks and the statistics are both on), else
  * the general try. */
 static inline int mutex_first_try(pthread_mutex_t *m, bool missed)
 {
@@ -303,7 +314,8 @@ static inline int mutex_unlock_general(pthread_mutex_t *m)
 {
 	ready();
 	SHIM_RELEASED(m);
-	/* Lockdep's checks turn the inline paths off: their code here. */
+	/* Lockdep's checks with the statistics turn the inline paths off,
+	 * and an inline path may have missed: their code here. */
 	if (LOCKDEP_ON()) {
 		uint32_t tid = mutex_fast_tid(shim_malg == MALG_TP, QM(m));
 

@@ -596,11 +596,13 @@ static inline __attribute__((always_inline)) bool rw_rdlock_fast_alg(struct qrw 
 	return true;
 }
 
+/* The trylocks' inline paths: not with lockdep's checks, whose hooks see
+ * every trylock. */
 static inline bool rw_rdlock_fast(pthread_rwlock_t *r)
 {
 	struct qrw *q = QRW(r);
 
-	if (!rw_fast_ok(qa_read(&shim_rwlock_fast), q) || !rw_rdlock_fast_alg(q))
+	if (!rw_fast_ok(qa_read(&shim_rwlock_fast) & SHIM_FAST_ON, q) || !rw_rdlock_fast_alg(q))
 		return false;
 	rd_track(r);
 	return true;
@@ -639,7 +641,7 @@ static inline bool rw_wrlock_fast(pthread_rwlock_t *r)
 {
 	struct qrw *q = QRW(r);
 
-	return rw_fast_ok(qa_read(&shim_rwlock_fast), q) && rw_wrlock_fast_alg(q);
+	return rw_fast_ok(qa_read(&shim_rwlock_fast) & SHIM_FAST_ON, q) && rw_wrlock_fast_alg(q);
 }
 
 /* The qrwlock's word does not name its writer: q->writer does. */
@@ -692,9 +694,9 @@ static inline __attribute__((always_inline)) bool rw_unlock_fast_alg(struct qrw 
 	return true;
 }
 
-/* The blocking locks' inline paths, counted while the statistics count:
- * SHIM_FAST_* (entry.h).  With lockdep's checks the inline paths are off;
- * with the statistics or lockdep's checks on, the general paths below
+/* The blocking locks' inline paths, counted while the statistics count,
+ * told to lockdep while its checks are on: SHIM_FAST_* (entry.h).  With
+ * both on the inline paths are off; with either, the general paths below
  * still try and release a process-private rwlock on the qrwlock or the TP
  * algorithm by the inline paths' code. */
 static inline __attribute__((always_inline)) int
@@ -709,8 +711,14 @@ rw_lock_fast_counted(pthread_rwlock_t *r, const void *pc, bool write)
 		return SHIM_FAST_MISSED;
 	if (!write)
 		rd_track(r);
-	if (qa_unlikely(f & SHIM_FAST_COUNT))
-		lockstat_acquired(r, write ? LOCKSTAT_RWLOCK_WRITE : LOCKSTAT_RWLOCK_READ, pc);
+	if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) { /* one test */
+		if (f & SHIM_FAST_COUNT)
+			lockstat_acquired(r, write ? LOCKSTAT_RWLOCK_WRITE
+						   : LOCKSTAT_RWLOCK_READ, pc);
+		else
+			lockdep_took(r, write ? LD_RWLOCK_WRITE : LD_RWLOCK_READ,
+				     (uintptr_t)pc);
+	}
 	return SHIM_FAST_TAKEN;
 }
 
@@ -791,8 +799,11 @@ EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *r)
 	if (rw_fast_ok(f, q)) {
 		/* Two copies of the inline path, so that the plain one keeps
 		 * nothing live across it (no stack frame). */
-		if (qa_unlikely(f & SHIM_FAST_COUNT)) {
-			lockstat_release(r);
+		if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) {
+			if (f & SHIM_FAST_COUNT)
+				lockstat_release(r);
+			else
+				lockdep_unlocking(r, LD_RWLOCK_WRITE, LOCKDEP_PC());
 			/* Told once: a lock the inline path cannot release
 			 * (a waiter, another thread's write lock) takes the
 			 * general release. */

@@ -71,12 +71,17 @@ const char *shim_alg_name(const char *what);
 /* ---- set-up ------------------------------------------------------------- */
 
 extern int shim_state; /* 0 = not set up, 1 = being set up, 2 = ready */
-/* Set up, mutexes on the TP algorithm and no lock-order checks: the entry
- * points of NORMAL and ADAPTIVE mutexes may take the inline fast paths
- * (mutex.c); SHIM_FAST_COUNT also while the statistics count, so that the
- * fast paths count too (entry.h).  0: off. */
-#define SHIM_FAST_ON    1u
-#define SHIM_FAST_COUNT 2u
+/* Set up, mutexes on the TP algorithm: the entry points of NORMAL and
+ * ADAPTIVE mutexes may take the inline fast paths (mutex.c);
+ * SHIM_FAST_COUNT also while the statistics count, so that the fast paths
+ * count too (entry.h).  With lockdep's checks on (and the statistics
+ * off) SHIM_FAST_LOCKDEP alone: the blocking lock's and the unlock's
+ * inline paths run and tell lockdep (lockdep_took(), lockdep_unlocking()),
+ * the trylock's do not (a trylock goes through lockdep's hooks).  0: off
+ * (lockdep's checks and the statistics both on). */
+#define SHIM_FAST_ON      1u
+#define SHIM_FAST_COUNT   2u
+#define SHIM_FAST_LOCKDEP 4u
 extern uint8_t shim_mutex_fast;
 /* The same for process-private rwlocks on the qrwlock or TP (rwlock.c). */
 extern uint8_t shim_rwlock_fast;

@@ -349,8 +349,13 @@ static inline int pf_slot_find(struct pf_thread *t, const volatile void *lock,
 {
 	uintptr_t key = ls_key(lock, kind);
 	unsigned i = (unsigned)(ls_hash(key) >> (64 - PF_SET_BITS));
-	/* The way, or PF_WAYS for none: one branch, whichever way it is. */
-	unsigned w = (unsigned)qa_ctz64(pf_ways_of(&t->sets[i], key) | 1u << PF_WAYS);
+	const struct pf_set *s = &t->sets[i];
+	/* The way, or PF_WAYS for none: the first way alone, where a set's
+	 * first lock goes (a free way is taken lowest first), else all four
+	 * at once, one branch whichever way it is. */
+	unsigned w = qa_likely(s->key[0] == key)
+			     ? 0u
+			     : (unsigned)qa_ctz64(pf_ways_of(s, key) | 1u << PF_WAYS);
 
 	*set = i;
 	return qa_likely(w < PF_WAYS) ? (int)(i * PF_WAYS + w) : -1;

@@ -5,8 +5,11 @@
  * See lockdep.c for the design and docs/lock-doctor.md for the reports.
  *
  * Off, it costs the entry points one predictable branch on
- * shim_lockdep_on (the drop-in's inline fast paths are then off too, so
- * every lock call reaches its hook).
+ * shim_lockdep_on.  On, the drop-in's inline fast paths of the blocking
+ * locks and of the unlocks tell it of each lock they take and release
+ * (lockdep_took(), lockdep_unlocking() below: a look-up and a push, a
+ * pop), and every other lock call (a trylock, a timed lock, a lock the
+ * inline path did not take) reaches its hooks.
  *
  * Held-lock stacks (for the deadlock watchdog and any other reader in
  * the shim): every thread that takes a lock while lockdep is on has a

@@ -48,7 +48,7 @@ enum ld_obj {
 
 #define LD_HELD_INLINE 16 /* held entries in the thread record; more grow an array */
 #define LD_TCACHE 128     /* per-thread caches of nodes and chains (see lockdep.c) */
-#define LD_TTRANS 256     /* per-thread cache of pushes already checked (see lockdep.c) */
+#define LD_TTRANS 1024    /* per-thread cache of pushes already checked (lockdep_took()) */
 
 /* Mode a lock is held in, and the mode an acquisition waits in. */
 #define LD_HOLD_W 0  /* exclusive: mutex, spinlock, write lock */
@@ -179,13 +179,13 @@ extern __thread int ld_busy __attribute__((tls_model("initial-exec")));
  * hit is a look-up and a push: no node look-up, no scan of the held
  * locks, no hash, no call.
  */
-_Static_assert(LD_TTRANS == 256, "ld_trans_set() takes 7 bits, a set of two");
+_Static_assert(LD_TTRANS == 1024, "ld_trans_set() takes 9 bits, a set of two");
 static inline struct ld_trans *ld_trans_set(struct ld_thread *t, uint64_t base,
 					    const void *lock)
 {
 	/* Fibonacci hashing of the address (the locks of an array fall in
 	 * different sets), moved by the stack's key. */
-	return &t->ttrans[(((uintptr_t)lock >> 3) * 0x9e3779b97f4a7c15ull + base) >> 57 << 1];
+	return &t->ttrans[(((uintptr_t)lock >> 3) * 0x9e3779b97f4a7c15ull + base) >> 55 << 1];
 }
 
 static inline bool ld_trans_is(const struct ld_trans *e, const void *lock, uint64_t base,

@@ -54,6 +54,42 @@ static uint32_t ls_used[LS_SLOTS]; /* row index + 1; 0: being written */
 static uint32_t ls_nused;
 uint32_t pf_threads_used;
 
+/* ls_first_stack()'s frames, by row index: written before the row's
+ * entry in ls_used (the release in ls_note_used()), read after it. */
+static uintptr_t ls_first[LS_SLOTS][LS_FIRST_DEPTH];
+static uint8_t ls_first_n[LS_SLOTS];
+/* This thread is in the unwinder for a row: a lock taken in there (a
+ * signal handler's) keeps its call site only. */
+static __thread bool ls_first_unwinding __attribute__((tls_model("initial-exec")));
+
+static void ls_first_capture(unsigned i)
+{
+	uintptr_t pc[LS_FIRST_DEPTH];
+	unsigned n;
+
+	if (!pf_stacks_ready() || ls_first_unwinding)
+		return;
+	ls_first_unwinding = true;
+	n = pf_stack_capture(pc, LS_FIRST_DEPTH);
+	ls_first_unwinding = false;
+	for (unsigned k = 0; k < n; k++)
+		qa_write(&ls_first[i][k], pc[k]);
+	qa_write(&ls_first_n[i], (uint8_t)n);
+}
+
+unsigned ls_first_stack(const struct ls_row *r, uintptr_t pc[LS_FIRST_DEPTH])
+{
+	unsigned i, n;
+
+	if (r < ls_table || r >= ls_table + LS_SLOTS)
+		return 0; /* an overflow row stands for many locks */
+	i = (unsigned)(r - ls_table);
+	n = qa_read(&ls_first_n[i]);
+	for (unsigned k = 0; k < n; k++)
+		pc[k] = qa_read(&ls_first[i][k]);
+	return n;
+}
+
 static void ls_note_used(unsigned i)
 {
 	uint32_t k = qa_fetch_add(&ls_nused, 1u);
@@ -90,6 +126,7 @@ static struct ls_row *ls_row_of(const volatile void *lock, enum lockstat_kind ki
 
 		if (cur == 0 && qa_try_cmpxchg_relaxed(&r->key, &cur, key)) {
 			qa_write(&r->first_pc, (uintptr_t)pc);
+			ls_first_capture(i);
 			ls_note_used(i);
 			return r;
 		}

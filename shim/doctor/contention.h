@@ -182,6 +182,18 @@ extern const char *const ls_kind_name[LOCKSTAT_NR_KINDS];
  * no percentiles, sites or hold times. */
 extern uint64_t ls_detail_lost;
 
+/*
+ * The first frames (innermost first, at most LS_FIRST_DEPTH) of the stack
+ * that claimed row r: the call that first locked the lock, or first waited
+ * on the condition variable, and its callers; 0 frames without the
+ * profile's stacks (QLOCK_PROFILE_DEPTH=0, --stats alone).  A report names
+ * the first of them outside lock wrappers (wrapper.h), so a lock taken
+ * through port::Mutex::Lock() is "first locked at" its user's function.
+ * Captured once per row, when the row is claimed.
+ */
+#define LS_FIRST_DEPTH 4
+unsigned ls_first_stack(const struct ls_row *r, uintptr_t pc[LS_FIRST_DEPTH]);
+
 /* The row of a lock, if it has one. */
 struct ls_row *ls_find(const volatile void *lock, enum lockstat_kind kind);
 /* The rows claimed so far, in the order of their claims: row k of

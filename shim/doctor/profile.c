@@ -203,6 +203,23 @@ static const char *site(char *buf, size_t len, uintptr_t pc)
 	return buf;
 }
 
+/* Where row r's lock was first taken (or its condvar first waited on):
+ * the first frame of that call's stack outside lock wrappers, else the
+ * call itself (no stack kept, or wrappers all the way). */
+static uintptr_t first_site_pc(const struct ls_row *r)
+{
+	uintptr_t pc[LS_FIRST_DEPTH];
+	unsigned n;
+
+	if (!r)
+		return 0;
+	n = ls_first_stack(r, pc);
+	for (unsigned i = 0; i < n; i++)
+		if (!pf_frame_of(pc[i])->wrapper)
+			return pc[i];
+	return qa_read(&r->first_pc);
+}
+
 static const char *type_name(int type)
 {
 	switch (type) {
@@ -367,16 +384,16 @@ static void text_lock(struct shim_report *o, int rank, const struct pf_lock *l)
 		shim_report_add(o, "#%-2d rwlock %#lx", rank, (unsigned long)l->addr);
 		if (l->row[0])
 			shim_report_add(o, ", first read-locked at %s",
-				site(s1, sizeof(s1), qa_read(&l->row[0]->first_pc)));
+				site(s1, sizeof(s1), first_site_pc(l->row[0])));
 		if (l->row[1])
 			shim_report_add(o, "%sfirst write-locked at %s", l->row[0] ? ",\n      " : ", ",
-				site(s2, sizeof(s2), qa_read(&l->row[1]->first_pc)));
+				site(s2, sizeof(s2), first_site_pc(l->row[1])));
 		shim_report_add(o, "\n");
 		text_waits(o, "reads:  ", &mode[0]);
 		text_waits(o, "writes: ", &mode[1]);
 	} else {
 		shim_report_add(o, "#%-2d %s %#lx, first locked at %s\n", rank, type_name(l->type),
-			(unsigned long)l->addr, site(s1, sizeof(s1), qa_read(&l->row[0]->first_pc)));
+			(unsigned long)l->addr, site(s1, sizeof(s1), first_site_pc(l->row[0])));
 		text_waits(o, "", &all);
 	}
 	if (all.holds)
@@ -399,7 +416,7 @@ static void text_cond(struct shim_report *o, int rank, const struct pf_lock *l)
 	stat_add(&s, r);
 	if (qa_read(&r->first_pc))
 		shim_report_add(o, "#%-2d cond %#lx, first waited on at %s", rank,
-			(unsigned long)l->addr, site(s1, sizeof(s1), qa_read(&r->first_pc)));
+			(unsigned long)l->addr, site(s1, sizeof(s1), first_site_pc(r)));
 	else
 		shim_report_add(o, "#%-2d cond %#lx, never waited on", rank, (unsigned long)l->addr);
 	if (d && qa_read(&d->mutex))
@@ -541,11 +558,11 @@ static void json_lock(struct shim_report *o, int rank, const struct pf_lock *l)
 	shim_report_add(o, "    {\"rank\": %d, \"type\": \"%s\", \"address\": \"%#lx\", ", rank,
 		type_name(l->type), (unsigned long)l->addr);
 	if (l->type == LOCKSTAT_RWLOCK_READ) {
-		json_site(o, "first_read_locked_at", l->row[0] ? qa_read(&l->row[0]->first_pc) : 0);
+		json_site(o, "first_read_locked_at", first_site_pc(l->row[0]));
 		shim_report_add(o, ", ");
-		json_site(o, "first_write_locked_at", l->row[1] ? qa_read(&l->row[1]->first_pc) : 0);
+		json_site(o, "first_write_locked_at", first_site_pc(l->row[1]));
 	} else {
-		json_site(o, "first_locked_at", qa_read(&l->row[0]->first_pc));
+		json_site(o, "first_locked_at", first_site_pc(l->row[0]));
 	}
 	shim_report_add(o, ",\n     ");
 	json_waits(o, &all);
@@ -620,7 +637,7 @@ static void json_cond(struct shim_report *o, const struct pf_lock *l)
 	memset(&s, 0, sizeof(s));
 	stat_add(&s, r);
 	shim_report_add(o, "    {\"address\": \"%#lx\", ", (unsigned long)l->addr);
-	json_site(o, "first_waited_at", qa_read(&r->first_pc));
+	json_site(o, "first_waited_at", first_site_pc(r));
 	shim_report_add(o, ", \"waits\": %llu, \"wait_ns\": {\"total\": %llu, \"p50\": %llu, \"p99\": %llu, \"max\": %llu}",
 		(unsigned long long)s.acquired, (unsigned long long)s.wait_total,
 		(unsigned long long)quantile(s.wait_hist, s.wait_max, 0.5),

@@ -21,6 +21,7 @@
 #include "wrapper.h"
 
 unsigned pf_depth = PF_DEPTH_DEFAULT;
+static bool pf_primed; /* pf_stacks_setup() has loaded the unwinder */
 
 /* ---- capture --------------------------------------------------------------- */
 
@@ -71,6 +72,12 @@ void pf_stacks_setup(void)
 	(void)dl_iterate_phdr(range_cb, (void *)&shim_lo);
 	/* The first backtrace() loads the unwinder: now, not on a lock path. */
 	(void)backtrace(prime, 4);
+	qa_write_release(&pf_primed, true);
+}
+
+bool pf_stacks_ready(void)
+{
+	return qa_read_acquire(&pf_primed) && pf_depth;
 }
 
 static inline bool pf_in_shim(const void *pc)

@@ -40,6 +40,10 @@ extern unsigned pf_depth;
 /* QLOCK_PROFILE_DEPTH, the wrapper patterns (wrapper.h); the unwinder primed. */
 void pf_stacks_setup(void);
 
+/* Stacks are kept (a depth above 0) and the unwinder is primed: a
+ * capture may be made. */
+bool pf_stacks_ready(void);
+
 /* The calling thread's stack above the drop-in's own frames, at most
  * max (<= PF_DEPTH_MAX) return addresses, innermost first.  Async-
  * signal-unsafe, lock-free after set-up. */

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # qlock-run --profile's stacks, on a C++ program whose locks are all taken
 # through wrapper classes (wrapped.cc): the sites are the user's functions
-# (deposit, withdraw, audit), each with its whole stack; the JSON's
+# (deposit, withdraw, audit), each with its whole stack, and so is where
+# each lock was first taken; the JSON's
 # stacks add up to the lock's contended acquisitions; --profile=FILE.pb.gz
 # opens in `go tool pprof -top` (where Go is installed); --profile=FILE.folded
 # is folded stacks, which the report generator turns into a flame graph;
@@ -44,6 +45,10 @@ expect_in "stack" "$work/r" "stack: Mutex::Lock <- withdraw <- worker"
 if grep -E '^    (waited at|         ) (Mutex::Lock|MutexLock::MutexLock|Journal::lock)\(' "$work/r"; then
 	bad "a wrapper named as a site"; else ok "no wrapper named as a site"; fi
 expect_in "hint" "$work/r" "hint: "
+# A lock is named where user code first took it, through its wrappers.
+expect_in "first locked at" "$work/r" "first locked at deposit(Account&, long) (wrapped.cc:$dep)"
+if grep -E 'first locked at (Mutex::Lock|MutexLock::MutexLock|Journal::lock)\(' "$work/r"; then
+	bad "a wrapper named as where a lock was first taken"; else ok "first locked at: no wrapper"; fi
 if grep -q "audit(Account const&) (wrapped.cc" "$work/r"; then
 	expect_site "sites" "$work/r" "audit(Account const&) (wrapped.cc:$au)"
 else

@@ -21,6 +21,10 @@ bad() { echo "FAIL $1"; fail=$((fail + 1)); }
 line_of() { grep -n "$1" "$src" | head -n 1 | cut -d: -f1; }
 dep=$(line_of SITE_DEPOSIT) wd=$(line_of SITE_WITHDRAW) au=$(line_of SITE_AUDIT)
 bounded() { timeout 120 "$@"; }
+# 4 threads of 500 rounds each (the holder yields inside): contended on
+# any machine; beside busy processes, where a yield can cost a time
+# slice, a run of 2000 rounds took a minute.
+rounds=500
 expect_in() { # label, file, fixed string
 	if grep -qF -- "$3" "$2"; then ok "$1: $3"; else
 		bad "$1: no '$3' in the report"; sed 's/^/     | /' "$2"; fi
@@ -37,7 +41,7 @@ have_py=false
 command -v python3 >/dev/null 2>&1 && have_py=true
 
 # 1. Text: the sites are the user's functions, each with its stack.
-bounded "$run" --profile -- "$prog" 4 2000 >"$work/o" 2>"$work/r" || bad "text: exit status"
+bounded "$run" --profile -- "$prog" 4 "$rounds" >"$work/o" 2>"$work/r" || bad "text: exit status"
 expect_site "sites" "$work/r" "deposit(Account&, long) (wrapped.cc:$dep)"
 expect_site "sites" "$work/r" "withdraw(Account&, long) (wrapped.cc:$wd)"
 expect_in "stack" "$work/r" "stack: Mutex::Lock <- MutexLock::MutexLock <- deposit <- worker"
@@ -57,7 +61,7 @@ fi
 
 # 2. JSON: each contended lock's stacks add up to its contended
 #    acquisitions; their frames are whole stacks, wrappers included.
-bounded "$run" --profile="$work/p.json" -- "$prog" 4 2000 >"$work/o" 2>"$work/r" || bad "json: exit status"
+bounded "$run" --profile="$work/p.json" -- "$prog" 4 "$rounds" >"$work/o" 2>"$work/r" || bad "json: exit status"
 if $have_py; then
 	if python3 - "$work/p.json" <<'PY'
 import json, sys
@@ -85,7 +89,7 @@ PY
 fi
 
 # 3. pprof: gzip'd profile.proto; go tool pprof -top reads it.
-bounded "$run" --profile="$work/p.pb.gz" -- "$prog" 4 2000 >"$work/o" 2>"$work/r" || bad "pprof: exit status"
+bounded "$run" --profile="$work/p.pb.gz" -- "$prog" 4 "$rounds" >"$work/o" 2>"$work/r" || bad "pprof: exit status"
 [ -s "$work/r" ] && { bad "--profile=FILE.pb.gz printed on stderr"; cat "$work/r"; }
 if $have_py; then
 	python3 - "$work/p.pb.gz" <<'PY' && ok "pprof: gzip and the string table" || bad "pprof: not a gzip'd profile"
@@ -113,7 +117,7 @@ else
 fi
 
 # 4. Folded stacks, and the flame graph the report generator makes of them.
-bounded "$run" --profile="$work/p.folded" -- "$prog" 4 2000 >"$work/o" 2>"$work/r" || bad "folded: exit status"
+bounded "$run" --profile="$work/p.folded" -- "$prog" 4 "$rounds" >"$work/o" 2>"$work/r" || bad "folded: exit status"
 if grep -qvE '^[^ ;][^;]*(;[^;]+)* [0-9]+$' "$work/p.folded"; then
 	bad "folded: a line is not 'frame;...;frame VALUE'"; cat "$work/p.folded"
 else
@@ -139,18 +143,18 @@ PY
 fi
 
 # 5. Stripped: the stacks are module+offset, the program runs as before.
-bounded "$run" --profile -- "$stripped" 4 2000 >"$work/o" 2>"$work/r" || bad "stripped: exit status"
+bounded "$run" --profile -- "$stripped" 4 "$rounds" >"$work/o" 2>"$work/r" || bad "stripped: exit status"
 m=$(basename "$stripped")
 expect_in "stripped" "$work/r" "waited at $m+0x"
 expect_in "stripped" "$work/r" "stack: $m+0x"
 
 # 6. --profile-depth=0: no stacks; the sites are the lock calls.
-bounded "$run" --profile --profile-depth=0 -- "$prog" 4 2000 >"$work/o" 2>"$work/r" || bad "depth 0: exit status"
+bounded "$run" --profile --profile-depth=0 -- "$prog" 4 "$rounds" >"$work/o" 2>"$work/r" || bad "depth 0: exit status"
 expect_in "--profile-depth=0" "$work/r" "waited at Mutex::Lock() (wrapped.cc:"
 expect_out "--profile-depth=0" "$work/r" "stack:"
 
 # 7. --profile-wrapper: withdraw made a wrapper, its caller is the site.
-bounded "$run" --profile --profile-wrapper=withdraw -- "$prog" 4 2000 >"$work/o" 2>"$work/r" ||
+bounded "$run" --profile --profile-wrapper=withdraw -- "$prog" 4 "$rounds" >"$work/o" 2>"$work/r" ||
 	bad "--profile-wrapper: exit status"
 grep -E '^    (waited at|         ) worker\(long\) \(wrapped.cc:' "$work/r" >/dev/null &&
 	ok "--profile-wrapper=withdraw: worker(long) is a site" || { bad "--profile-wrapper=withdraw: worker(long) is no site"; cat "$work/r"; }
@@ -159,7 +163,7 @@ expect_out "--profile-wrapper=withdraw" "$work/r" "withdraw(Account&, long) (wra
 # 8. The wrapper rule is lockdep's too: --wrapper, and --lockdep-wrapper
 #    (which adds --lockdep), make withdraw a wrapper for the profile alike.
 for opt in --wrapper=withdraw --lockdep-wrapper=withdraw; do
-	bounded "$run" --profile "$opt" -- "$prog" 4 2000 >"$work/o" 2>"$work/r" ||
+	bounded "$run" --profile "$opt" -- "$prog" 4 "$rounds" >"$work/o" 2>"$work/r" ||
 		bad "$opt: exit status"
 	grep -E '^    (waited at|         ) worker\(long\) \(wrapped.cc:' "$work/r" >/dev/null &&
 		ok "$opt: worker(long) is a site" || { bad "$opt: worker(long) is no site"; cat "$work/r"; }

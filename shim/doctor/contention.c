@@ -417,6 +417,7 @@ static void pf_thread_exit(void *arg)
 			qa_write(key, 0);
 		}
 	}
+	memset(t->front, 0, sizeof(t->front));
 	memset(t->set_misses, 0, sizeof(t->set_misses));
 	pf_pend_flush(t);
 	pf_stk_flush(t);
@@ -655,9 +656,13 @@ static bool pf_pop(struct pf_thread *t, const volatile void *lock, struct pf_hel
 	for (uint32_t i = d; i-- > 0;) {
 		struct pf_held *h = &t->held[i], *top = &t->held[d - 1];
 
-		if (h->lock != (uintptr_t)lock)
+		if (pf_held_lock(h->lock) != (uintptr_t)lock)
 			continue;
 		*out = *h;
+		if (!(h->lock & PF_HELD_TIMED)) { /* row and t0 not written */
+			out->row = NULL;
+			out->t0 = 0;
+		}
 		if (h != top) {
 			qa_write(&h->lock, top->lock);
 			qa_write(&h->pc, top->pc);
@@ -710,6 +715,14 @@ static __attribute__((noinline)) int pf_count_miss(struct pf_thread *t, unsigned
 		pf_count_flush(t, set * PF_WAYS + w);
 	}
 	unsigned i = set * PF_WAYS + w;
+	uintptr_t old = s->key[w];
+
+	if (old) { /* its front entry, if it has one, goes with it */
+		struct pf_front *f = &t->front[pf_front_of(old)];
+
+		if (f->key == old)
+			f->key = 0;
+	}
 	t->n_mark[i] = 0; /* this acquisition is a use */
 	qa_write(&s->key[w], 0);
 	qa_write(&t->counts[i].row, r);
@@ -743,7 +756,15 @@ void lockstat_acquired_slow(const volatile void *lock, enum lockstat_kind kind, 
 		ls_count(&r->acquired, 1);
 		return;
 	}
-	(void)pf_count_add(t, lock, kind, pc, &r);
+	int i = pf_count_add(t, lock, kind, pc, &r);
+
+	if (i >= 0) { /* the slot goes in front */
+		uintptr_t key = ls_key(lock, kind);
+		struct pf_front *f = &t->front[pf_front_of(key)];
+
+		f->key = key;
+		f->n = &t->sets[i / PF_WAYS].n[i % PF_WAYS];
+	}
 	if (shim_profile_on)
 		pf_push(t, lock, kind, pc, NULL, 0);
 }

@@ -246,6 +246,28 @@ struct pf_count {
 	uint64_t wait_ns, wait_max_ns;
 };
 #define PF_COUNT_MISSES 8 /* a set gives a slot to another lock every 8 misses */
+
+/*
+ * In front of the sets, direct-mapped: the slot of the lock last counted
+ * at each of PF_FRONT places (pf_front_of()), as its key and a pointer to
+ * the slot's count.  A hit is one compare and an increment of the slot's
+ * own count, so the counts stay exact and where a flush finds them; an
+ * entry is dropped when its slot goes to another lock (pf_count_miss())
+ * and all of them when the thread exits.
+ */
+#define PF_FRONT_BITS 8
+#define PF_FRONT (1 << PF_FRONT_BITS)
+struct pf_front {
+	uintptr_t key;          /* ls_key(), 0 = none */
+	uint64_t *n;            /* its slot's acquisitions (pf_set.n[way]) */
+};
+static inline unsigned pf_front_of(uintptr_t key)
+{
+	/* The address's bits above its alignment, folded, with the kind:
+	 * the locks of an array, or of objects allocated in turn, fall in
+	 * different places. */
+	return (unsigned)(key >> 6 ^ key >> 14 ^ key) & (PF_FRONT - 1);
+}
 #define PF_THREADS 1024
 
 /* A thread's share of one contended lock's details (profile): the waits'
@@ -267,13 +289,18 @@ struct pf_detail {
 #define PF_DETAIL_MISSES 8
 #define PF_DETAIL_FLUSH_EVENTS (1u << 31)
 
+/* A held lock.  `lock` has PF_HELD_TIMED set when the hold is timed:
+ * then alone are `row` and `t0` written (an uncontended acquisition's
+ * push is three stores); read the address with pf_held_lock(). */
 struct pf_held {
 	uintptr_t lock;
 	uintptr_t pc;
 	struct ls_row *row;
-	uint64_t t0;            /* acquired at (ticks_now()), after a wait; 0 = hold not timed */
+	uint64_t t0;            /* acquired at (ticks_now()), after a wait */
 	uint32_t kind;
 };
+#define PF_HELD_TIMED ((uintptr_t)1) /* lock objects are at least 4-aligned */
+static inline uintptr_t pf_held_lock(uintptr_t lock) { return lock & ~PF_HELD_TIMED; }
 
 /* A wait or a timed hold of a contended lock, recorded in the lock's
  * details later, outside the lock (pf_pend_flush()): at the thread's next
@@ -321,6 +348,7 @@ struct pf_thread {
 	uintptr_t stk[PF_DEPTH_MAX];
 	struct pf_pend pend[PF_PEND];
 	struct pf_held held[PF_HELD];
+	struct pf_front front[PF_FRONT];
 	struct pf_set sets[PF_SETS];
 	struct pf_count counts[PF_COUNTS]; /* counts[set * PF_WAYS + way] */
 	uint8_t set_misses[PF_SETS];       /* misses since the set's last take-over */
@@ -385,8 +413,8 @@ static inline int pf_count_hit(struct pf_thread *t, const volatile void *lock,
 	return i;
 }
 
-/* t0: the acquisition's time after a wait, which times the hold; 0 = the
- * hold is not timed. */
+/* t0: the acquisition's time after a wait, which times the hold (with
+ * r, the lock's row); 0 = the hold is not timed. */
 static inline void pf_push(struct pf_thread *t, const volatile void *lock, enum lockstat_kind kind,
 			   const void *pc, struct ls_row *r, uint64_t t0)
 {
@@ -398,11 +426,13 @@ static inline void pf_push(struct pf_thread *t, const volatile void *lock, enum 
 		return;
 	}
 	h = &t->held[d];
-	qa_write(&h->lock, (uintptr_t)lock);
+	if (t0) {
+		qa_write(&h->row, r);
+		qa_write(&h->t0, t0);
+	}
+	qa_write(&h->lock, (uintptr_t)lock | (t0 ? PF_HELD_TIMED : 0));
 	qa_write(&h->pc, (uintptr_t)pc);
 	qa_write(&h->kind, (uint32_t)kind);
-	qa_write(&h->row, r);
-	qa_write(&h->t0, t0);
 	/* Release: the entry before the depth that covers it (pairs with
 	 * the watchdog's acquire of depth). */
 	qa_write_release(&t->depth, d + 1);
@@ -424,18 +454,24 @@ void lockstat_waited_timed(const volatile void *lock, enum lockstat_kind kind, c
 void lockstat_release_slow(struct pf_thread *t, const volatile void *lock);
 
 /* Count one acquisition of `lock`, made by the call at `pc`, that did not
- * wait (and, profiling, push it on the held-lock stack). */
+ * wait (and, profiling, push it on the held-lock stack): its usual case, a
+ * lock whose slot is in front (struct pf_front), inline. */
 static inline __attribute__((always_inline)) void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind,
 				     const void *pc)
 {
 	struct pf_thread *t = pf_self;
-	unsigned set;
 
-	if (qa_likely(t != NULL) && qa_likely(pf_count_hit(t, lock, kind, &set) >= 0)) {
-		/* The hold is not timed: no row needed at its release. */
-		if (shim_profile_on)
-			pf_push(t, lock, kind, pc, NULL, 0);
-		return;
+	if (qa_likely(t != NULL)) {
+		uintptr_t key = ls_key(lock, kind);
+		const struct pf_front *f = &t->front[pf_front_of(key)];
+
+		if (qa_likely(f->key == key)) {
+			qa_stat_add(f->n, 1); /* ours alone; a report reads it */
+			/* The hold is not timed: no row needed at its release. */
+			if (shim_profile_on)
+				pf_push(t, lock, kind, pc, NULL, 0);
+			return;
+		}
 	}
 	lockstat_acquired_slow(lock, kind, pc);
 }
@@ -518,7 +554,7 @@ static inline __attribute__((always_inline)) void lockstat_release(const volatil
 	if (qa_likely(d != 0)) {
 		const struct pf_held *top = &t->held[d - 1];
 
-		if (qa_likely(top->lock == (uintptr_t)lock && !top->t0)) {
+		if (qa_likely(top->lock == (uintptr_t)lock)) { /* not PF_HELD_TIMED */
 			/* Release: pairs with the watchdog's acquire of
 			 * depth, as in pf_push(). */
 			qa_write_release(&t->depth, d - 1);

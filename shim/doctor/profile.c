@@ -741,7 +741,7 @@ static unsigned pf_snapshot(struct dl_view *v, unsigned max)
 			d = PF_HELD;
 		o->nheld = d < DL_HELD ? d : DL_HELD;
 		for (unsigned k = 0; k < o->nheld; k++) {
-			o->held[k].lock = qa_read(&t->held[k].lock);
+			o->held[k].lock = pf_held_lock(qa_read(&t->held[k].lock));
 			o->held[k].pc = qa_read(&t->held[k].pc);
 			o->held[k].kind = qa_read(&t->held[k].kind);
 		}

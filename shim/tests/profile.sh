@@ -117,7 +117,9 @@ EOF
 fi
 
 # 5c. 300 mutexes taken in turn by 4 threads, more than a thread keeps
-#     counter slots for (slots taken over, flushed, counts on the rows):
+#     counter slots for (slots taken over, flushed, counts on the rows)
+#     and more than it has places in front of them (struct pf_front: at
+#     least 44 pairs of them share a place, taken in turn):
 #     every mutex's acquisitions exact, each waited for at least once (so
 #     that the JSON lists it).
 bounded "$run" --profile="$work/m.json" -- "$prog" many 4 20 >"$work/o" 2>"$work/r" || bad "many: exit status"

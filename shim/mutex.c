@@ -251,7 +251,7 @@ static inline int mutex_lock_fast_counted(pthread_mutex_t *m, const void *pc)
 		return SHIM_FAST_MISSED;
 	if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) { /* one test */
 		if (f & SHIM_FAST_COUNT)
-			lockstat_acquired(m, LOCKSTAT_MUTEX, pc);
+			lockstat_acquired_as(m, LOCKSTAT_MUTEX, pc, f & SHIM_FAST_PROFILE);
 		else
 			lockdep_took(m, LD_MUTEX, (uintptr_t)pc);
 	}
@@ -269,7 +269,7 @@ static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 		return false;
 	if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) {
 		if (f & SHIM_FAST_COUNT)
-			lockstat_release(m);
+			lockstat_release_as(m, f & SHIM_FAST_PROFILE);
 		else
 			lockdep_unlocking(m, LD_MUTEX, LOCKDEP_PC());
 		/* Told once: a mutex with waiters is released here. */

@@ -713,8 +713,9 @@ rw_lock_fast_counted(pthread_rwlock_t *r, const void *pc, bool write)
 		rd_track(r);
 	if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) { /* one test */
 		if (f & SHIM_FAST_COUNT)
-			lockstat_acquired(r, write ? LOCKSTAT_RWLOCK_WRITE
-						   : LOCKSTAT_RWLOCK_READ, pc);
+			lockstat_acquired_as(r, write ? LOCKSTAT_RWLOCK_WRITE
+						      : LOCKSTAT_RWLOCK_READ, pc,
+					     f & SHIM_FAST_PROFILE);
 		else
 			lockdep_took(r, write ? LD_RWLOCK_WRITE : LD_RWLOCK_READ,
 				     (uintptr_t)pc);
@@ -801,7 +802,7 @@ EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *r)
 		 * nothing live across it (no stack frame). */
 		if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) {
 			if (f & SHIM_FAST_COUNT)
-				lockstat_release(r);
+				lockstat_release_as(r, f & SHIM_FAST_PROFILE);
 			else
 				lockdep_unlocking(r, LD_RWLOCK_WRITE, LOCKDEP_PC());
 			/* Told once: a lock the inline path cannot release

@@ -78,10 +78,13 @@ extern int shim_state; /* 0 = not set up, 1 = being set up, 2 = ready */
  * off) SHIM_FAST_LOCKDEP alone: the blocking lock's and the unlock's
  * inline paths run and tell lockdep (lockdep_took(), lockdep_unlocking()),
  * the trylock's do not (a trylock goes through lockdep's hooks).  0: off
- * (lockdep's checks and the statistics both on). */
+ * (lockdep's checks and the statistics both on).  SHIM_FAST_PROFILE
+ * beside SHIM_FAST_COUNT while the profile is on: the inline paths push
+ * and pop the held-lock stack (contention.h). */
 #define SHIM_FAST_ON      1u
 #define SHIM_FAST_COUNT   2u
 #define SHIM_FAST_LOCKDEP 4u
+#define SHIM_FAST_PROFILE 8u
 extern uint8_t shim_mutex_fast;
 /* The same for process-private rwlocks on the qrwlock or TP (rwlock.c). */
 extern uint8_t shim_rwlock_fast;

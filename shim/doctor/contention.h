@@ -263,10 +263,11 @@ struct pf_front {
 };
 static inline unsigned pf_front_of(uintptr_t key)
 {
-	/* The address's bits above its alignment, folded, with the kind:
+	/* The address's bits above its alignment (key >> 6 is the address
+	 * >> 3) folded with the key's low bits (the kind, the address << 3):
 	 * the locks of an array, or of objects allocated in turn, fall in
 	 * different places. */
-	return (unsigned)(key >> 6 ^ key >> 14 ^ key) & (PF_FRONT - 1);
+	return (unsigned)(key >> 6 ^ key) & (PF_FRONT - 1);
 }
 #define PF_THREADS 1024
 
@@ -455,9 +456,12 @@ void lockstat_release_slow(struct pf_thread *t, const volatile void *lock);
 
 /* Count one acquisition of `lock`, made by the call at `pc`, that did not
  * wait (and, profiling, push it on the held-lock stack): its usual case, a
- * lock whose slot is in front (struct pf_front), inline. */
-static inline __attribute__((always_inline)) void lockstat_acquired(const volatile void *lock, enum lockstat_kind kind,
-				     const void *pc)
+ * lock whose slot is in front (struct pf_front), inline.  `profile`:
+ * shim_profile_on, as the caller has it (an inline path: its
+ * SHIM_FAST_PROFILE bit). */
+static inline __attribute__((always_inline)) void
+lockstat_acquired_as(const volatile void *lock, enum lockstat_kind kind, const void *pc,
+		     bool profile)
 {
 	struct pf_thread *t = pf_self;
 
@@ -468,12 +472,18 @@ static inline __attribute__((always_inline)) void lockstat_acquired(const volati
 		if (qa_likely(f->key == key)) {
 			qa_stat_add(f->n, 1); /* ours alone; a report reads it */
 			/* The hold is not timed: no row needed at its release. */
-			if (shim_profile_on)
+			if (profile)
 				pf_push(t, lock, kind, pc, NULL, 0);
 			return;
 		}
 	}
 	lockstat_acquired_slow(lock, kind, pc);
+}
+
+static inline __attribute__((always_inline)) void
+lockstat_acquired(const volatile void *lock, enum lockstat_kind kind, const void *pc)
+{
+	lockstat_acquired_as(lock, kind, pc, shim_profile_on);
 }
 
 /* One draw of the sampling: true 1 in PF_SAMPLE times. */
@@ -541,12 +551,14 @@ static inline void lockstat_waited(const volatile void *lock, enum lockstat_kind
 	lockstat_waited_timed(lock, kind, pc, t0, weight, sampled || first);
 }
 
-/* An unlock of `lock` by this thread, before the lock is released. */
-static inline __attribute__((always_inline)) void lockstat_release(const volatile void *lock)
+/* An unlock of `lock` by this thread, before the lock is released;
+ * `profile` as in lockstat_acquired_as(). */
+static inline __attribute__((always_inline)) void lockstat_release_as(const volatile void *lock,
+								      bool profile)
 {
 	struct pf_thread *t;
 
-	if (!shim_profile_on || !(t = pf_self))
+	if (!profile || !(t = pf_self))
 		return;
 	/* The usual case: the lock last taken, its hold not timed. */
 	uint32_t d = t->depth;
@@ -562,6 +574,11 @@ static inline __attribute__((always_inline)) void lockstat_release(const volatil
 		}
 	}
 	lockstat_release_slow(t, lock);
+}
+
+static inline __attribute__((always_inline)) void lockstat_release(const volatile void *lock)
+{
+	lockstat_release_as(lock, shim_profile_on);
 }
 
 /*

@@ -263,11 +263,10 @@ struct pf_front {
 };
 static inline unsigned pf_front_of(uintptr_t key)
 {
-	/* The address's bits above its alignment (key >> 6 is the address
-	 * >> 3) folded with the key's low bits (the kind, the address << 3):
-	 * the locks of an array, or of objects allocated in turn, fall in
-	 * different places. */
-	return (unsigned)(key >> 6 ^ key) & (PF_FRONT - 1);
+	/* Fibonacci hashing of the key (the address and the kind): the
+	 * locks of an array, or of objects a power of two apart (a lock in
+	 * each of 64 shards), fall in different places. */
+	return (unsigned)((key * 0x9e3779b97f4a7c15ull) >> (64 - PF_FRONT_BITS));
 }
 #define PF_THREADS 1024
 

@@ -205,15 +205,12 @@ static const char *site(char *buf, size_t len, uintptr_t pc)
 
 /* Where row r's lock was first taken (or its condvar first waited on):
  * the first frame of that call's stack outside lock wrappers, else the
- * call itself (no stack kept, or wrappers all the way). */
+ * call itself (no stack kept, or wrappers all the way).  r is not NULL. */
 static uintptr_t first_site_pc(const struct ls_row *r)
 {
 	uintptr_t pc[LS_FIRST_DEPTH];
-	unsigned n;
+	unsigned n = ls_first_stack(r, pc);
 
-	if (!r)
-		return 0;
-	n = ls_first_stack(r, pc);
 	for (unsigned i = 0; i < n; i++)
 		if (!pf_frame_of(pc[i])->wrapper)
 			return pc[i];
@@ -558,9 +555,9 @@ static void json_lock(struct shim_report *o, int rank, const struct pf_lock *l)
 	shim_report_add(o, "    {\"rank\": %d, \"type\": \"%s\", \"address\": \"%#lx\", ", rank,
 		type_name(l->type), (unsigned long)l->addr);
 	if (l->type == LOCKSTAT_RWLOCK_READ) {
-		json_site(o, "first_read_locked_at", first_site_pc(l->row[0]));
+		json_site(o, "first_read_locked_at", l->row[0] ? first_site_pc(l->row[0]) : 0);
 		shim_report_add(o, ", ");
-		json_site(o, "first_write_locked_at", first_site_pc(l->row[1]));
+		json_site(o, "first_write_locked_at", l->row[1] ? first_site_pc(l->row[1]) : 0);
 	} else {
 		json_site(o, "first_locked_at", first_site_pc(l->row[0]));
 	}

@@ -3,7 +3,9 @@
  * shim_symbolize() (symbolize.h): return address -> module (dl_iterate_phdr)
  * -> the module's ELF file, mapped read-only once and kept -> the function
  * symbol that covers the address (.symtab, else .dynsym) and the line
- * table row (.debug_line, DWARF 2 to 5) that does.  When the module has no
+ * table row (.debug_line, DWARF 2 to 5) that does, or, when the address is
+ * in code inlined into that function, the line that calls the inlined code
+ * (.debug_info, DWARF 4 and 5: dwarf_inline.c).  When the module has no
  * .debug_line (stripped, or Debian's split debug packages), the file
  * /usr/lib/debug/.build-id/xx/yyyy.debug named by its build-id note is
  * read instead, when it exists.
@@ -32,13 +34,9 @@
 #include <unistd.h>
 
 #include "core/atomic.h"
+#include "dwarf.h"
 
 /* ---- a mapped ELF file ---------------------------------------------------- */
-
-struct sec {
-	const uint8_t *p;
-	size_t size;
-};
 
 struct elf_file {
 	const uint8_t *map;
@@ -191,108 +189,6 @@ static void sym_lookup(const struct elf_file *f, const char *tabname, uintptr_t 
 
 /* ---- DWARF .debug_line ------------------------------------------------- */
 
-struct rd {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static bool rd_need(struct rd *r, size_t n)
-{
-	if (r->bad || (size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		r->p = r->end;
-		return false;
-	}
-	return true;
-}
-
-static uint64_t rd_u(struct rd *r, size_t n)
-{
-	uint64_t v = 0;
-
-	if (!rd_need(r, n))
-		return 0;
-	switch (n) {
-	case 1: v = r->p[0]; break;
-	case 2: { uint16_t x; memcpy(&x, r->p, 2); v = x; break; }
-	case 4: { uint32_t x; memcpy(&x, r->p, 4); v = x; break; }
-	case 8: { uint64_t x; memcpy(&x, r->p, 8); v = x; break; }
-	default: r->bad = true; r->p = r->end; return 0;
-	}
-	r->p += n;
-	return v;
-}
-
-static void rd_skip(struct rd *r, uint64_t n)
-{
-	if (rd_need(r, n > SIZE_MAX ? SIZE_MAX : (size_t)n))
-		r->p += n;
-}
-
-static uint64_t rd_uleb(struct rd *r)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-
-	while (rd_need(r, 1)) {
-		uint8_t b = *r->p++;
-
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	return v;
-}
-
-static int64_t rd_sleb(struct rd *r)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b = 0;
-
-	while (rd_need(r, 1)) {
-		b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	if (shift < 64 && (b & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	return (int64_t)v;
-}
-
-static const char *rd_str(struct rd *r)
-{
-	const char *s = (const char *)r->p;
-	size_t n;
-
-	if (r->bad)
-		return NULL;
-	n = strnlen(s, (size_t)(r->end - r->p));
-	if (n == (size_t)(r->end - r->p)) {
-		r->bad = true;
-		r->p = r->end;
-		return NULL;
-	}
-	r->p += n + 1;
-	return s;
-}
-
-static const char *sec_str(struct sec s, uint64_t off)
-{
-	if (!s.p || off >= s.size || strnlen((const char *)s.p + off, s.size - off) == s.size - off)
-		return NULL;
-	return (const char *)s.p + off;
-}
-
-struct dwarf {
-	struct sec line, str, line_str;
-};
-
 /* Read one attribute of form `form` of a DWARF 5 directory or file entry;
  * a string lands in *s, a number in *u. */
 static void rd_form(struct rd *r, const struct dwarf *d, uint64_t form, unsigned offsize,
@@ -375,57 +271,103 @@ static const char *line_file_name(struct rd r, const struct dwarf *d, unsigned v
 	return NULL;
 }
 
+/* One unit of .debug_line (DWARF 2-5 section 6.2.4): its header's fields
+ * the program and the file list need. */
+struct line_unit {
+	unsigned version, offsize, addr_size, min_inst, line_range, opcode_base;
+	int line_base;
+	const uint8_t *std_len;    /* standard_opcode_lengths */
+	struct rd files;           /* at the directory list */
+	struct rd prog;            /* the line number program */
+};
+
+/* The unit at all.p, all advanced past it: 1 read, 0 skip it (another
+ * version, a bad header), -1 nothing more can be read. */
+static int line_unit_read(struct rd *all, struct line_unit *u)
+{
+	uint64_t len;
+
+	u->offsize = 4;
+	len = rd_u(all, 4);
+	if (len == 0xffffffffu) {
+		u->offsize = 8;
+		len = rd_u(all, 8);
+	}
+	if (all->bad || len > (uint64_t)(all->end - all->p))
+		return -1;
+	struct rd r = { all->p, all->p + len, false };
+	all->p += len;
+
+	u->version = (unsigned)rd_u(&r, 2);
+	u->addr_size = sizeof(void *);
+	if (u->version < 2 || u->version > 5)
+		return 0;
+	if (u->version >= 5) {
+		u->addr_size = (unsigned)rd_u(&r, 1);
+		(void)rd_u(&r, 1); /* segment selector size */
+	}
+	uint64_t hlen = rd_u(&r, u->offsize);
+	if (r.bad || hlen > (uint64_t)(r.end - r.p))
+		return 0;
+	u->prog = (struct rd){ r.p + hlen, r.end, false };
+	u->min_inst = (unsigned)rd_u(&r, 1);
+	if (u->version >= 4)
+		(void)rd_u(&r, 1); /* maximum_operations_per_instruction */
+	(void)rd_u(&r, 1);         /* default_is_stmt */
+	u->line_base = (int8_t)rd_u(&r, 1);
+	u->line_range = (unsigned)rd_u(&r, 1);
+	u->opcode_base = (unsigned)rd_u(&r, 1);
+	u->std_len = r.p;
+	if (u->opcode_base == 0 || u->line_range == 0)
+		return 0;
+	rd_skip(&r, u->opcode_base - 1);
+	if (r.bad)
+		return 0;
+	u->files = r;
+	return 1;
+}
+
+/* File `want` of the line table unit at offset off (a unit's
+ * DW_AT_stmt_list), without its directory; NULL if none. */
+static const char *line_file_at(const struct dwarf *d, uint64_t off, uint64_t want)
+{
+	struct line_unit u;
+
+	if (!d->line.p || off >= d->line.size)
+		return NULL;
+	struct rd all = { d->line.p + off, d->line.p + d->line.size, false };
+	if (line_unit_read(&all, &u) != 1)
+		return NULL;
+	const char *name = line_file_name(u.files, d, u.version, u.offsize, want);
+	if (!name)
+		return NULL;
+	const char *slash = strrchr(name, '/');
+	return slash ? slash + 1 : name;
+}
+
 /* Find addr in the line tables: its file name and line, true if found. */
 static bool line_lookup(const struct dwarf *d, uint64_t addr, const char **file, unsigned *line)
 {
 	struct rd all = { d->line.p, d->line.p + d->line.size, false };
 
 	while (all.p < all.end && !all.bad) {
-		unsigned offsize = 4;
-		uint64_t len = rd_u(&all, 4);
+		struct line_unit u;
+		int k = line_unit_read(&all, &u);
 
-		if (len == 0xffffffffu) {
-			offsize = 8;
-			len = rd_u(&all, 8);
-		}
-		if (all.bad || len > (uint64_t)(all.end - all.p))
+		if (k < 0)
 			return false;
-		struct rd r = { all.p, all.p + len, false };
-		all.p += len;
-
-		unsigned version = (unsigned)rd_u(&r, 2);
-		unsigned addr_size = sizeof(void *);
-		if (version < 2 || version > 5)
+		if (k == 0)
 			continue;
-		if (version >= 5) {
-			addr_size = (unsigned)rd_u(&r, 1);
-			(void)rd_u(&r, 1); /* segment selector size */
-		}
-		uint64_t hlen = rd_u(&r, offsize);
-		if (r.bad || hlen > (uint64_t)(r.end - r.p))
-			continue;
-		const uint8_t *prog = r.p + hlen;
-		unsigned min_inst = (unsigned)rd_u(&r, 1);
-		if (version >= 4)
-			(void)rd_u(&r, 1); /* maximum_operations_per_instruction */
-		bool default_stmt = rd_u(&r, 1) != 0;
-		int line_base = (int8_t)rd_u(&r, 1);
-		unsigned line_range = (unsigned)rd_u(&r, 1);
-		unsigned opcode_base = (unsigned)rd_u(&r, 1);
-		const uint8_t *std_len = r.p;
-		if (opcode_base == 0 || line_range == 0)
-			continue;
-		rd_skip(&r, opcode_base - 1);
-		if (r.bad)
-			continue;
-		struct rd files = r;
+		unsigned addr_size = u.addr_size, min_inst = u.min_inst;
+		unsigned line_range = u.line_range, opcode_base = u.opcode_base;
+		int line_base = u.line_base;
+		const uint8_t *std_len = u.std_len;
 
 		/* The line number program. */
-		struct rd p = { prog, r.end, false };
+		struct rd p = u.prog;
 		uint64_t a = 0, prev_a = 0, fileno = 1, prev_file = 0;
 		int64_t ln = 1, prev_ln = 0;
 		bool have_prev = false, found = false;
-		(void)default_stmt;
 
 		while (p.p < p.end && !p.bad && !found) {
 			unsigned op = (unsigned)rd_u(&p, 1);
@@ -485,7 +427,7 @@ static bool line_lookup(const struct dwarf *d, uint64_t addr, const char **file,
 		}
 		if (!found)
 			continue;
-		const char *name = line_file_name(files, d, version, offsize, prev_file);
+		const char *name = line_file_name(u.files, d, u.version, u.offsize, prev_file);
 		if (!name || prev_ln <= 0)
 			return false;
 		const char *slash = strrchr(name, '/');
@@ -501,6 +443,13 @@ static void dwarf_of(const struct elf_file *f, struct dwarf *d)
 	d->line = elf_sec(f, ".debug_line", NULL);
 	d->str = elf_sec(f, ".debug_str", NULL);
 	d->line_str = elf_sec(f, ".debug_line_str", NULL);
+	d->info = elf_sec(f, ".debug_info", NULL);
+	d->abbrev = elf_sec(f, ".debug_abbrev", NULL);
+	d->aranges = elf_sec(f, ".debug_aranges", NULL);
+	d->ranges = elf_sec(f, ".debug_ranges", NULL);
+	d->rnglists = elf_sec(f, ".debug_rnglists", NULL);
+	d->addr = elf_sec(f, ".debug_addr", NULL);
+	d->str_offsets = elf_sec(f, ".debug_str_offsets", NULL);
 }
 
 /* ---- modules -------------------------------------------------------------- */
@@ -651,6 +600,7 @@ static bool lookup(const void *ra, struct shim_sym *s)
 	const char *file = NULL;
 	unsigned line = 0;
 	struct dwarf d;
+	struct shim_inline in;
 
 	snprintf(s->module, sizeof(s->module), "%s", m->name);
 	s->offset = addr;
@@ -665,6 +615,13 @@ static bool lookup(const void *ra, struct shim_sym *s)
 	if (d.line.p && line_lookup(&d, addr - 1, &file, &line)) {
 		snprintf(s->file, sizeof(s->file), "%s", file);
 		s->line = line;
+	}
+	/* In code inlined into the function: the line that calls it, not the
+	 * line inside the inlined function (a header's, for std::mutex). */
+	if (d.line.p && shim_dwarf_inline(&d, addr - 1, &in) &&
+	    (file = line_file_at(&d, in.stmt_list, in.call[0].file)) != NULL) {
+		snprintf(s->file, sizeof(s->file), "%s", file);
+		s->line = in.call[0].line;
 	}
 	if (!hit.name)
 		return true;

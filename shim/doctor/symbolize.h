@@ -18,7 +18,9 @@
  *                                 virtual address, which `addr2line -f -e
  *                                 module 0x1234` accepts
  *   "0x7f12..."                   the address is in no loaded module
- * file is the line table's file name without its directory; C++ names are
+ * file is the line table's file name without its directory; in code
+ * inlined into the function, file:line is the function's line that calls
+ * the inlined code (.debug_info, DWARF 4 and 5: dwarf.h).  C++ names are
  * demangled when the program has __cxa_demangle (libstdc++ loaded).
  */
 #ifndef QLOCK_SHIM_SYMBOLIZE_H

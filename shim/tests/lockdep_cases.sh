@@ -7,8 +7,10 @@
 # exactly once): cycle, self, rwread, upgrade, unlock, destroy, and
 # watchdog (the deadlock watchdog's report of a live deadlock: the case
 # hangs for real and is killed once the report is there; the wait for it
-# only fails a hang).  CHECK: a further fixed string the report must hold
-# (optional; "-" for none).  Prints "case expected got" and passes when
+# only fails a hang).  CHECK: further fixed strings the report must hold,
+# joined by " && " (optional; "-" for none); @MARKER@ in one stands for the
+# number of the line of CASES_SOURCE (the program's source, from the
+# environment) that holds MARKER.  Prints "case expected got" and passes when
 # got = expected.  The JSON report (--lockdep=FILE.json) is checked to
 # parse and to hold as many reports, when python3 is there.
 set -u
@@ -75,10 +77,21 @@ if [ $hang = 0 ] && ! grep -q "problems reported:" "$work/rep"; then
 	echo "no summary line"
 	fail=1
 fi
-if [ "$check" != - ] && ! grep -qF -- "$check" "$work/rep" "$work/err"; then
-	echo "the report lacks '$check'"
-	fail=1
-fi
+rest=$check
+[ "$rest" = - ] && rest=
+while [ -n "$rest" ]; do
+	one=${rest%% && *}
+	case $rest in *" && "*) rest=${rest#* && } ;; *) rest= ;; esac
+	case $one in *@*@*)
+		m=${one#*@} m=${m%%@*}
+		n=$(grep -n -- "$m" "${CASES_SOURCE:-/dev/null}" | head -n 1 | cut -d: -f1)
+		one=$(printf '%s\n' "$one" | sed "s/@$m@/${n:-?}/") ;;
+	esac
+	if ! grep -qF -- "$one" "$work/rep" "$work/err"; then
+		echo "the report lacks '$one'"
+		fail=1
+	fi
+done
 if [ $hang = 0 ] && command -v python3 >/dev/null 2>&1; then
 	nrep=$(grep -c '^  hint: ' "$work/rep")
 	python3 - "$work/rep.json" "$nrep" <<'PY' || fail=1

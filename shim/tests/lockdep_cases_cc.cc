@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // C++ programs with known answers for the lock-order checker (see
 // lockdep_cases.c): std::mutex members (no init call, no destroy),
-// std::lock, std::condition_variable.
+// std::lock, std::condition_variable.  Built with optimisation, the
+// standard library's lock calls are inlined: the sites are these lines
+// (SITE_*), not the headers'.
 //   lockdep_cases_cc CASE
 #include <condition_variable>
 #include <cstdio>
@@ -19,8 +21,8 @@ struct Account {
 
 __attribute__((noinline)) void transfer(Account &from, Account &to, long n)
 {
-	std::lock_guard<std::mutex> a(from.mu);
-	std::lock_guard<std::mutex> b(to.mu);
+	std::lock_guard<std::mutex> a(from.mu); // SITE_TRANSFER_FROM
+	std::lock_guard<std::mutex> b(to.mu);   // SITE_TRANSFER_TO
 	from.balance -= n;
 	to.balance += n;
 }
@@ -64,7 +66,7 @@ __attribute__((noinline)) void cv_waiter()
 {
 	std::unique_lock<std::mutex> m(cm);
 	std::lock_guard<std::mutex> n(cn);
-	cv.wait(m, [] { return ready; });
+	cv.wait(m, [] { return ready; }); // SITE_CV_WAIT
 }
 
 void cv_relock()

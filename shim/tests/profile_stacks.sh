@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# qlock-run --profile's stacks, on a C++ program whose locks are all taken
+# qlock-run --profile's stacks, on a C++ program whose locks are taken
 # through wrapper classes (wrapped.cc): the sites are the user's functions
-# (deposit, withdraw, audit), each with its whole stack, and so is where
+# (deposit, withdraw, audit; tally, whose std::lock_guard is inlined, at
+# its own line), each with its whole stack, and so is where
 # each lock was first taken; the JSON's
 # stacks add up to the lock's contended acquisitions; --profile=FILE.pb.gz
 # opens in `go tool pprof -top` (where Go is installed); --profile=FILE.folded
@@ -20,6 +21,7 @@ ok() { echo "ok   $1"; pass=$((pass + 1)); }
 bad() { echo "FAIL $1"; fail=$((fail + 1)); }
 line_of() { grep -n "$1" "$src" | head -n 1 | cut -d: -f1; }
 dep=$(line_of SITE_DEPOSIT) wd=$(line_of SITE_WITHDRAW) au=$(line_of SITE_AUDIT)
+ta=$(line_of SITE_TALLY)
 bounded() { timeout 120 "$@"; }
 # 4 threads of 500 rounds each (the holder yields inside): contended on
 # any machine; beside busy processes, where a yield can cost a time
@@ -57,6 +59,13 @@ if grep -q "audit(Account const&) (wrapped.cc" "$work/r"; then
 	expect_site "sites" "$work/r" "audit(Account const&) (wrapped.cc:$au)"
 else
 	echo "note the journal's lock was not contended this run"
+fi
+# std::lock_guard's lock call is inlined into tally: the site is its line.
+if grep -q "tally(long) (" "$work/r"; then
+	expect_site "inlined" "$work/r" "tally(long) (wrapped.cc:$ta)"
+	expect_out "inlined" "$work/r" "gthr-default.h:"
+else
+	echo "note tally's lock was not contended this run"
 fi
 
 # 2. JSON: each contended lock's stacks add up to its contended
@@ -103,7 +112,8 @@ go=$(command -v go 2>/dev/null || true)
 [ -n "$go" ] || [ ! -x /usr/local/go/bin/go ] || go=/usr/local/go/bin/go
 if [ -n "$go" ]; then
 	# Go 1.24 and later build pprof at its first use (minutes, then cached).
-	timeout 540 "$go" tool pprof -top "$work/p.pb.gz" >"$work/top" 2>"$work/top.err" ||
+	# -nodefraction=0: every function, however little it waited.
+	timeout 540 "$go" tool pprof -top -nodefraction=0 "$work/p.pb.gz" >"$work/top" 2>"$work/top.err" ||
 		{ bad "go tool pprof -top: exit status"; cat "$work/top.err"; }
 	sed 's/^/     | /' "$work/top"
 	expect_in "go tool pprof -top" "$work/top" "Type: delay"

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
-// A C++ program whose locks are all taken through wrapper classes, as
+// A C++ program whose locks are taken through wrapper classes, as
 // RocksDB's port::Mutex and Kyoto Cabinet's Mutex are: the profile must
 // name the call sites in user code (deposit, withdraw, audit), not the
-// wrappers.  Each critical section yields, so that the other threads find
-// the locks held.
+// wrappers.  And through the standard library's inline ones (tally, peek,
+// post): built with optimisation, std::mutex::lock() and its kin are
+// inlined into the user's function, whose line is the site, not the
+// header's.  The wrapped locks' critical sections yield, so that the other
+// threads find them held.
 //   wrapped [THREADS [ITERATIONS]]
 #include <pthread.h>
 #include <sched.h>
@@ -11,6 +14,7 @@
 #include <stdlib.h>
 
 #include <mutex>
+#include <shared_mutex>
 #include <thread>
 #include <vector>
 
@@ -93,12 +97,39 @@ __attribute__((noinline)) long audit(const Account &a)
 	return b;
 }
 
+// The standard library's lock holders straight in user code.
+static std::mutex tally_mu;
+static long tally_count;
+static std::shared_mutex book_mu;
+static long book;
+
+__attribute__((noinline)) void tally(long v)
+{
+	std::lock_guard<std::mutex> g(tally_mu); // SITE_TALLY
+	tally_count += v;
+}
+
+__attribute__((noinline)) long peek()
+{
+	std::shared_lock<std::shared_mutex> g(book_mu); // SITE_PEEK
+	return book;
+}
+
+__attribute__((noinline)) void post(long v)
+{
+	std::unique_lock<std::shared_mutex> g(book_mu); // SITE_POST
+	book += v;
+}
+
 static void worker(long n)
 {
+	post(1);
 	for (long i = 0; i < n; i++) {
 		deposit(account, 3);
 		withdraw(account, 2);
 		(void)audit(account);
+		tally(1);
+		(void)peek();
 	}
 }
 

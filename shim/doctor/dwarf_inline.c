@@ -1,0 +1,835 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The inlined calls around an address (dwarf.h), read from the DWARF 4 and
+ * 5 debugging information entries (.debug_info, .debug_abbrev) as the
+ * DWARF specifications define them:
+ *
+ *   address -> its compilation unit: the .debug_aranges set that covers
+ *   it, else the first unit whose root entry's DW_AT_low_pc/high_pc or
+ *   DW_AT_ranges does -> the unit's DW_TAG_inlined_subroutine entries, each
+ *   with its address ranges, its depth in the entry tree and its
+ *   DW_AT_call_file/DW_AT_call_line -> those whose ranges hold the
+ *   address, outermost (shallowest) first.
+ *
+ * Read once per unit: a unit's inlined ranges are kept in a table (an
+ * anonymous mapping; the last UNITS_KEPT units used, each at most
+ * RANGES_MAX ranges).  A unit with more ranges is walked again at each
+ * look-up instead, keeping only the ranges that hold the address.
+ *
+ * Every read is bounds-checked (dwarf.h's reader); a unit that does not
+ * read whole gives no inlined calls.  No recursion: the entry tree is
+ * walked with a depth counter (at most DEPTH_MAX); an abbreviation has at
+ * most ATTRS_MAX attributes, a range list at most LIST_MAX entries, so a
+ * hostile file costs time linear in its size.  Memory comes from mmap,
+ * not malloc: the deadlock watchdog symbolizes while the program's
+ * threads (its malloc's locks included) may be stuck.
+ *
+ * What is read: unit headers of versions 4 and 5 (DWARF 5 compile and
+ * partial units; type, skeleton and split units are skipped; DWARF 2 and
+ * 3 give no inlined calls), every attribute form of DWARF 5 and the GNU
+ * extensions gcc and clang emit (DW_FORM_strx*, DW_FORM_addrx*,
+ * DW_FORM_rnglistx, DW_FORM_implicit_const, DW_FORM_data16,
+ * DW_FORM_line_strp, DW_FORM_indirect, ...), addresses through
+ * .debug_addr (DW_AT_addr_base), ranges in .debug_ranges (version 4) and
+ * .debug_rnglists (version 5, DW_AT_rnglists_base for DW_FORM_rnglistx)
+ * with the unit's base address.
+ */
+#define _GNU_SOURCE
+#include "dwarf.h"
+
+#include <sys/mman.h>
+
+/* DWARF 5, section 7.5: the tags, attributes and forms read here. */
+enum {
+	TAG_inlined_subroutine = 0x1d,
+
+	AT_stmt_list = 0x10,
+	AT_low_pc = 0x11,
+	AT_high_pc = 0x12,
+	AT_ranges = 0x55,
+	AT_call_file = 0x58,
+	AT_call_line = 0x59,
+	AT_addr_base = 0x73,
+	AT_rnglists_base = 0x74,
+	AT_GNU_addr_base = 0x2133,
+
+	FORM_addr = 0x01,
+	FORM_block2 = 0x03,
+	FORM_block4 = 0x04,
+	FORM_data2 = 0x05,
+	FORM_data4 = 0x06,
+	FORM_data8 = 0x07,
+	FORM_string = 0x08,
+	FORM_block = 0x09,
+	FORM_block1 = 0x0a,
+	FORM_data1 = 0x0b,
+	FORM_flag = 0x0c,
+	FORM_sdata = 0x0d,
+	FORM_strp = 0x0e,
+	FORM_udata = 0x0f,
+	FORM_ref_addr = 0x10,
+	FORM_ref1 = 0x11,
+	FORM_ref2 = 0x12,
+	FORM_ref4 = 0x13,
+	FORM_ref8 = 0x14,
+	FORM_ref_udata = 0x15,
+	FORM_indirect = 0x16,
+	FORM_sec_offset = 0x17,
+	FORM_exprloc = 0x18,
+	FORM_flag_present = 0x19,
+	FORM_strx = 0x1a,
+	FORM_addrx = 0x1b,
+	FORM_ref_sup4 = 0x1c,
+	FORM_strp_sup = 0x1d,
+	FORM_data16 = 0x1e,
+	FORM_line_strp = 0x1f,
+	FORM_ref_sig8 = 0x20,
+	FORM_implicit_const = 0x21,
+	FORM_loclistx = 0x22,
+	FORM_rnglistx = 0x23,
+	FORM_ref_sup8 = 0x24,
+	FORM_strx1 = 0x25,
+	FORM_strx2 = 0x26,
+	FORM_strx3 = 0x27,
+	FORM_strx4 = 0x28,
+	FORM_addrx1 = 0x29,
+	FORM_addrx2 = 0x2a,
+	FORM_addrx3 = 0x2b,
+	FORM_addrx4 = 0x2c,
+	FORM_GNU_addr_index = 0x1f01,
+	FORM_GNU_str_index = 0x1f02,
+	FORM_GNU_ref_alt = 0x1f20,
+	FORM_GNU_strp_alt = 0x1f21,
+
+	UT_compile = 0x01,
+	UT_partial = 0x03,
+
+	/* .debug_rnglists entries (DWARF 5, section 7.25) */
+	RLE_end_of_list = 0x00,
+	RLE_base_addressx = 0x01,
+	RLE_startx_endx = 0x02,
+	RLE_startx_length = 0x03,
+	RLE_offset_pair = 0x04,
+	RLE_base_address = 0x05,
+	RLE_start_end = 0x06,
+	RLE_start_length = 0x07,
+};
+
+#define DEPTH_MAX 1024          /* entry tree depth */
+#define ATTRS_MAX 256           /* attributes of one abbreviation */
+#define LIST_MAX 65536          /* entries of one range list */
+#define RANGES_MAX (1u << 18)   /* inlined ranges kept of one unit */
+#define UNITS_KEPT 8
+
+/* ---- units and their abbreviations ---------------------------------------- */
+
+struct unit {
+	const struct dwarf *d;
+	uint64_t off;                   /* the unit's offset in .debug_info */
+	uint64_t next;                  /* the next unit's */
+	unsigned version, offsize, addr_size;
+	const uint8_t *dies, *end;      /* its entries */
+	uint64_t abbrev_off;
+	/* from the root entry */
+	uint64_t base;                  /* DW_AT_low_pc, the base address */
+	uint64_t addr_base, rnglists_base, stmt_list;
+	bool have_addr_base, have_rnglists_base, have_stmt_list;
+};
+
+struct abbrev {
+	uint64_t code;
+	uint32_t tag;
+	bool children;
+	const uint8_t *spec;            /* its (attribute, form) pairs */
+};
+
+/* One abbreviation declaration at r (DWARF 5, section 7.5.3); false at
+ * the table's end or on a bad one. */
+static bool abbrev_next(struct rd *r, struct abbrev *a)
+{
+	unsigned n = 0;
+
+	a->code = rd_uleb(r);
+	if (r->bad || a->code == 0)
+		return false;
+	a->tag = (uint32_t)rd_uleb(r);
+	a->children = rd_u(r, 1) != 0;
+	a->spec = r->p;
+	for (;;) {
+		uint64_t at = rd_uleb(r), form = rd_uleb(r);
+
+		if (r->bad || n++ > ATTRS_MAX) {
+			r->bad = true;
+			return false;
+		}
+		if (at == 0 && form == 0)
+			return true;
+		if (form == FORM_implicit_const)
+			(void)rd_sleb(r);
+	}
+}
+
+/* A unit's abbreviations, in an array: by code - 1 when the codes run
+ * 1, 2, 3... (as compilers number them), else searched. */
+struct abbrevs {
+	struct abbrev *v;
+	size_t n, bytes;
+};
+
+static void *map_alloc(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static bool abbrevs_load(const struct unit *u, struct abbrevs *t)
+{
+	const struct sec *s = &u->d->abbrev;
+	struct abbrev a;
+	struct rd r;
+	size_t n = 0;
+
+	t->v = NULL;
+	t->n = t->bytes = 0;
+	if (u->abbrev_off >= s->size)
+		return false;
+	r = (struct rd){ s->p + u->abbrev_off, s->p + s->size, false };
+	while (abbrev_next(&r, &a))
+		n++;
+	if (r.bad || n == 0)
+		return false;
+	t->bytes = n * sizeof(*t->v);
+	t->v = map_alloc(t->bytes);
+	if (!t->v)
+		return false;
+	r = (struct rd){ s->p + u->abbrev_off, s->p + s->size, false };
+	while (t->n < n && abbrev_next(&r, &t->v[t->n]))
+		t->n++;
+	return true;
+}
+
+static void abbrevs_free(struct abbrevs *t)
+{
+	if (t->v)
+		munmap(t->v, t->bytes);
+	t->v = NULL;
+}
+
+static const struct abbrev *abbrev_get(const struct abbrevs *t, uint64_t code)
+{
+	if (code - 1 < t->n && t->v[code - 1].code == code)
+		return &t->v[code - 1];
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].code == code)
+			return &t->v[i];
+	return NULL;
+}
+
+/* The unit header at off (DWARF 5 section 7.5.1.1, DWARF 4 section 7.5.1).
+ * Returns -1 when no unit can be read there (nor after it), 0 for a unit
+ * to skip (another version or kind; u->next is set), 1 for a compile or
+ * partial unit of version 4 or 5. */
+static int unit_header(const struct dwarf *d, uint64_t off, struct unit *u)
+{
+	struct rd r;
+	uint64_t len;
+
+	memset(u, 0, sizeof(*u));
+	u->d = d;
+	u->off = off;
+	if (off >= d->info.size)
+		return -1;
+	r = (struct rd){ d->info.p + off, d->info.p + d->info.size, false };
+	u->offsize = 4;
+	len = rd_u(&r, 4);
+	if (len == 0xffffffffu) {
+		u->offsize = 8;
+		len = rd_u(&r, 8);
+	} else if (len >= 0xfffffff0u) {
+		return -1;
+	}
+	if (r.bad || len > (uint64_t)(r.end - r.p) || len < 2)
+		return -1;
+	r.end = r.p + len;
+	u->next = (uint64_t)(r.end - d->info.p);
+	u->end = r.end;
+	u->version = (unsigned)rd_u(&r, 2);
+	if (u->version == 5) {
+		unsigned type = (unsigned)rd_u(&r, 1);
+
+		u->addr_size = (unsigned)rd_u(&r, 1);
+		u->abbrev_off = rd_u(&r, u->offsize);
+		if (type != UT_compile && type != UT_partial)
+			return 0;
+	} else if (u->version == 4) {
+		u->abbrev_off = rd_u(&r, u->offsize);
+		u->addr_size = (unsigned)rd_u(&r, 1);
+	} else {
+		return 0;
+	}
+	if (r.bad || (u->addr_size != 4 && u->addr_size != 8))
+		return 0;
+	u->dies = r.p;
+	return 1;
+}
+
+/* ---- attribute values ------------------------------------------------------ */
+
+enum vkind { V_NONE, V_ADDR, V_ADDRX, V_CONST, V_SECOFF, V_RNGLISTX, V_OTHER };
+
+struct val {
+	enum vkind kind;
+	uint64_t u;
+};
+
+/* Read one attribute value of `form` (DWARF 5 section 7.5.6, with the GNU
+ * forms of the DWARF 4 split-DWARF and dwz extensions). */
+static void form_read(struct rd *r, const struct unit *u, uint64_t form, int64_t implicit,
+		      struct val *v)
+{
+	v->kind = V_OTHER;
+	v->u = 0;
+	for (int hops = 0; hops < 4; hops++) {
+		switch (form) {
+		case FORM_addr: v->kind = V_ADDR; v->u = rd_u(r, u->addr_size); return;
+		case FORM_addrx:
+		case FORM_GNU_addr_index: v->kind = V_ADDRX; v->u = rd_uleb(r); return;
+		case FORM_addrx1: v->kind = V_ADDRX; v->u = rd_u(r, 1); return;
+		case FORM_addrx2: v->kind = V_ADDRX; v->u = rd_u(r, 2); return;
+		case FORM_addrx3: v->kind = V_ADDRX; v->u = rd_u(r, 3); return;
+		case FORM_addrx4: v->kind = V_ADDRX; v->u = rd_u(r, 4); return;
+		case FORM_data1: v->kind = V_CONST; v->u = rd_u(r, 1); return;
+		case FORM_data2: v->kind = V_CONST; v->u = rd_u(r, 2); return;
+		case FORM_data4: v->kind = V_CONST; v->u = rd_u(r, 4); return;
+		case FORM_data8: v->kind = V_CONST; v->u = rd_u(r, 8); return;
+		case FORM_udata: v->kind = V_CONST; v->u = rd_uleb(r); return;
+		case FORM_sdata: v->kind = V_CONST; v->u = (uint64_t)rd_sleb(r); return;
+		case FORM_implicit_const: v->kind = V_CONST; v->u = (uint64_t)implicit; return;
+		case FORM_sec_offset: v->kind = V_SECOFF; v->u = rd_u(r, u->offsize); return;
+		case FORM_rnglistx: v->kind = V_RNGLISTX; v->u = rd_uleb(r); return;
+		case FORM_data16: rd_skip(r, 16); return;
+		case FORM_flag: case FORM_ref1: case FORM_strx1: rd_skip(r, 1); return;
+		case FORM_ref2: case FORM_strx2: rd_skip(r, 2); return;
+		case FORM_strx3: rd_skip(r, 3); return;
+		case FORM_ref4: case FORM_ref_sup4: case FORM_strx4: rd_skip(r, 4); return;
+		case FORM_ref8: case FORM_ref_sig8: case FORM_ref_sup8: rd_skip(r, 8); return;
+		case FORM_ref_addr: case FORM_strp: case FORM_line_strp: case FORM_strp_sup:
+		case FORM_GNU_ref_alt: case FORM_GNU_strp_alt:
+			rd_skip(r, u->offsize);
+			return;
+		case FORM_ref_udata: case FORM_strx: case FORM_loclistx: case FORM_GNU_str_index:
+			(void)rd_uleb(r);
+			return;
+		case FORM_flag_present: return;
+		case FORM_string: (void)rd_str(r); return;
+		case FORM_block1: rd_skip(r, rd_u(r, 1)); return;
+		case FORM_block2: rd_skip(r, rd_u(r, 2)); return;
+		case FORM_block4: rd_skip(r, rd_u(r, 4)); return;
+		case FORM_block: case FORM_exprloc: rd_skip(r, rd_uleb(r)); return;
+		case FORM_indirect: form = rd_uleb(r); implicit = 0; continue;
+		default: break;
+		}
+		break;
+	}
+	r->bad = true;
+	r->p = r->end;
+}
+
+/* An address attribute's value: an address, or an index in .debug_addr. */
+static bool val_addr(const struct unit *u, const struct val *v, uint64_t *out)
+{
+	if (v->kind == V_ADDR) {
+		*out = v->u;
+		return true;
+	}
+	if (v->kind != V_ADDRX || !u->have_addr_base || !u->d->addr.p)
+		return false;
+	uint64_t at = u->addr_base, size = u->d->addr.size;
+	if (at > size || v->u >= (size - at) / u->addr_size)
+		return false;
+	struct rd r = { u->d->addr.p + at + v->u * u->addr_size, u->d->addr.p + size, false };
+	*out = rd_u(&r, u->addr_size);
+	return !r.bad;
+}
+
+/* The attributes of an entry this file uses. */
+struct die {
+	struct val low, high, ranges, call_file, call_line;
+	struct val stmt_list, addr_base, rnglists_base;
+};
+
+static bool die_read(struct rd *r, const struct unit *u, const struct abbrev *a, struct die *e)
+{
+	struct rd s = { a->spec, u->d->abbrev.p + u->d->abbrev.size, false };
+
+	memset(e, 0, sizeof(*e));
+	for (;;) {
+		uint64_t at = rd_uleb(&s), form = rd_uleb(&s);
+		int64_t implicit = 0;
+		struct val v;
+
+		if (s.bad)
+			return false;
+		if (at == 0 && form == 0)
+			return !r->bad;
+		if (form == FORM_implicit_const)
+			implicit = rd_sleb(&s);
+		form_read(r, u, form, implicit, &v);
+		if (r->bad)
+			return false;
+		switch (at) {
+		case AT_low_pc: e->low = v; break;
+		case AT_high_pc: e->high = v; break;
+		case AT_ranges: e->ranges = v; break;
+		case AT_call_file: e->call_file = v; break;
+		case AT_call_line: e->call_line = v; break;
+		case AT_stmt_list: e->stmt_list = v; break;
+		case AT_addr_base: case AT_GNU_addr_base: e->addr_base = v; break;
+		case AT_rnglists_base: e->rnglists_base = v; break;
+		default: break;
+		}
+	}
+}
+
+/* ---- address ranges -------------------------------------------------------- */
+
+/* Called for each range [lo, hi) of an entry; returns true to stop. */
+typedef bool (*range_fn)(void *ctx, uint64_t lo, uint64_t hi);
+
+/* A DW_AT_ranges list of version 4: .debug_ranges (DWARF 4 section 2.17.3). */
+static bool ranges_v4(const struct unit *u, uint64_t off, range_fn fn, void *ctx)
+{
+	const struct sec *s = &u->d->ranges;
+	uint64_t base = u->base, all = u->addr_size == 8 ? ~(uint64_t)0 : 0xffffffffu;
+
+	if (!s->p || off >= s->size)
+		return false;
+	struct rd r = { s->p + off, s->p + s->size, false };
+	for (unsigned i = 0; i < LIST_MAX; i++) {
+		uint64_t a = rd_u(&r, u->addr_size), b = rd_u(&r, u->addr_size);
+
+		if (r.bad || (a == 0 && b == 0))
+			return false;
+		if (a == all)
+			base = b;
+		else if (a < b && fn(ctx, base + a, base + b))
+			return true;
+	}
+	return false;
+}
+
+/* An index in .debug_addr, for the DW_RLE_*x entries. */
+static bool addr_index(const struct unit *u, uint64_t i, uint64_t *out)
+{
+	struct val v = { V_ADDRX, i };
+
+	return val_addr(u, &v, out);
+}
+
+/* A range list of version 5: .debug_rnglists (DWARF 5 section 2.17.3). */
+static bool ranges_v5(const struct unit *u, const struct val *v, range_fn fn, void *ctx)
+{
+	const struct sec *s = &u->d->rnglists;
+	uint64_t off, base = u->base;
+
+	if (!s->p)
+		return false;
+	if (v->kind == V_RNGLISTX) {
+		/* the offsets table after the unit's header: rnglists_base */
+		uint64_t b = u->rnglists_base;
+
+		if (!u->have_rnglists_base || b > s->size || v->u >= (s->size - b) / u->offsize)
+			return false;
+		struct rd t = { s->p + b + v->u * u->offsize, s->p + s->size, false };
+		off = rd_u(&t, u->offsize);
+		if (t.bad || off > s->size - b)
+			return false;
+		off += b;
+	} else {
+		off = v->u;
+	}
+	if (off >= s->size)
+		return false;
+	struct rd r = { s->p + off, s->p + s->size, false };
+	for (unsigned i = 0; i < LIST_MAX; i++) {
+		unsigned kind = (unsigned)rd_u(&r, 1);
+		uint64_t a = 0, b = 0;
+		bool range = true;
+
+		switch (kind) {
+		case RLE_end_of_list:
+			return false;
+		case RLE_base_addressx:
+			if (!addr_index(u, rd_uleb(&r), &base))
+				return false;
+			range = false;
+			break;
+		case RLE_startx_endx:
+			if (!addr_index(u, rd_uleb(&r), &a) || !addr_index(u, rd_uleb(&r), &b))
+				return false;
+			break;
+		case RLE_startx_length:
+			if (!addr_index(u, rd_uleb(&r), &a))
+				return false;
+			b = a + rd_uleb(&r);
+			break;
+		case RLE_offset_pair:
+			a = base + rd_uleb(&r);
+			b = base + rd_uleb(&r);
+			break;
+		case RLE_base_address:
+			base = rd_u(&r, u->addr_size);
+			range = false;
+			break;
+		case RLE_start_end:
+			a = rd_u(&r, u->addr_size);
+			b = rd_u(&r, u->addr_size);
+			break;
+		case RLE_start_length:
+			a = rd_u(&r, u->addr_size);
+			b = a + rd_uleb(&r);
+			break;
+		default:
+			return false;
+		}
+		if (r.bad)
+			return false;
+		if (range && a < b && fn(ctx, a, b))
+			return true;
+	}
+	return false;
+}
+
+/* Each range of an entry: [low_pc, high_pc), or its DW_AT_ranges list. */
+static bool die_ranges(const struct unit *u, const struct die *e, range_fn fn, void *ctx)
+{
+	uint64_t lo, hi;
+
+	if (e->ranges.kind == V_SECOFF || e->ranges.kind == V_RNGLISTX ||
+	    (e->ranges.kind == V_CONST && u->version < 5)) {
+		if (u->version >= 5)
+			return ranges_v5(u, &e->ranges, fn, ctx);
+		return ranges_v4(u, e->ranges.u, fn, ctx);
+	}
+	if (!val_addr(u, &e->low, &lo))
+		return false;
+	if (e->high.kind == V_CONST)
+		hi = lo + e->high.u;
+	else if (!val_addr(u, &e->high, &hi))
+		return false;
+	return lo < hi && fn(ctx, lo, hi);
+}
+
+struct hold {
+	uint64_t addr;
+};
+
+static bool holds(void *ctx, uint64_t lo, uint64_t hi)
+{
+	uint64_t a = ((struct hold *)ctx)->addr;
+
+	return lo <= a && a < hi;
+}
+
+/* The root entry: the unit's bases, line table and base address. */
+static bool unit_root(struct unit *u, struct die *e)
+{
+	struct rd r = { u->dies, u->end, false };
+	struct rd s;
+	struct abbrev a;
+	uint64_t code = rd_uleb(&r);
+
+	if (r.bad || code == 0 || u->abbrev_off >= u->d->abbrev.size)
+		return false;
+	s = (struct rd){ u->d->abbrev.p + u->abbrev_off, u->d->abbrev.p + u->d->abbrev.size, false };
+	for (;;) {
+		if (!abbrev_next(&s, &a))
+			return false;
+		if (a.code == code)
+			break;
+	}
+	if (!die_read(&r, u, &a, e))
+		return false;
+	if (e->addr_base.kind == V_SECOFF || e->addr_base.kind == V_CONST) {
+		u->addr_base = e->addr_base.u;
+		u->have_addr_base = true;
+	}
+	if (e->rnglists_base.kind == V_SECOFF || e->rnglists_base.kind == V_CONST) {
+		u->rnglists_base = e->rnglists_base.u;
+		u->have_rnglists_base = true;
+	}
+	if (e->stmt_list.kind == V_SECOFF || e->stmt_list.kind == V_CONST) {
+		u->stmt_list = e->stmt_list.u;
+		u->have_stmt_list = true;
+	}
+	if (!val_addr(u, &e->low, &u->base))
+		u->base = 0;
+	return true;
+}
+
+/* ---- the unit of an address ------------------------------------------------ */
+
+/* The .debug_info offset of the unit .debug_aranges gives addr (DWARF 5
+ * section 6.1.2); false when the section is absent or has no range. */
+static bool aranges_unit(const struct dwarf *d, uint64_t addr, uint64_t *off)
+{
+	struct rd all = { d->aranges.p, d->aranges.p + d->aranges.size, false };
+
+	while (d->aranges.p && all.p < all.end && !all.bad) {
+		const uint8_t *start = all.p;
+		unsigned offsize = 4;
+		uint64_t len = rd_u(&all, 4);
+
+		if (len == 0xffffffffu) {
+			offsize = 8;
+			len = rd_u(&all, 8);
+		}
+		if (all.bad || len > (uint64_t)(all.end - all.p))
+			return false;
+		struct rd r = { all.p, all.p + len, false };
+		all.p += len;
+		unsigned version = (unsigned)rd_u(&r, 2);
+		uint64_t info = rd_u(&r, offsize);
+		unsigned asize = (unsigned)rd_u(&r, 1), ssize = (unsigned)rd_u(&r, 1);
+
+		if (r.bad || version != 2 || (asize != 4 && asize != 8) || ssize != 0)
+			continue;
+		/* the tuples start at a multiple of twice the address size */
+		size_t used = (size_t)(r.p - start), tuple = 2 * asize;
+		rd_skip(&r, (tuple - used % tuple) % tuple);
+		while (!r.bad) {
+			uint64_t a = rd_u(&r, asize), n = rd_u(&r, asize);
+
+			if (r.bad || (a == 0 && n == 0))
+				break;
+			if (a <= addr && addr - a < n) {
+				*off = info;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* The unit whose root entry's ranges hold addr, its root read. */
+static bool unit_of(const struct dwarf *d, uint64_t addr, struct unit *u)
+{
+	struct hold h = { addr };
+	struct die root;
+	uint64_t off;
+
+	if (aranges_unit(d, addr, &off) && unit_header(d, off, u) == 1 && unit_root(u, &root))
+		return true;
+	/* no .debug_aranges (clang's default), or a unit it leaves out */
+	for (off = 0;;) {
+		int k = unit_header(d, off, u);
+
+		if (k < 0)
+			return false;
+		if (k == 1 && unit_root(u, &root) && die_ranges(u, &root, holds, &h))
+			return true;
+		off = u->next;
+	}
+}
+
+/* ---- a unit's inlined ranges ----------------------------------------------- */
+
+struct inl {
+	uint64_t lo, hi;
+	uint64_t file;
+	uint32_t line, depth;
+};
+
+/* Where the walk puts the ranges: all of them in a table, or only those
+ * that hold addr (keep_addr). */
+struct sink {
+	bool keep_addr;
+	uint64_t addr;
+	struct inl *v;
+	size_t n, cap_bytes;
+	bool full;
+	struct inl hold[SHIM_INLINE_MAX * 2];
+	unsigned nhold;
+	/* the entry being added */
+	struct inl cur;
+};
+
+static bool sink_add(void *ctx, uint64_t lo, uint64_t hi)
+{
+	struct sink *s = ctx;
+	struct inl e = s->cur;
+
+	e.lo = lo;
+	e.hi = hi;
+	if (s->keep_addr) {
+		if (lo <= s->addr && s->addr < hi && s->nhold < sizeof(s->hold) / sizeof(s->hold[0]))
+			s->hold[s->nhold++] = e;
+		return false;
+	}
+	if ((s->n + 1) * sizeof(e) > s->cap_bytes) {
+		size_t bytes = s->cap_bytes ? 2 * s->cap_bytes : 16384;
+		void *p;
+
+		if (s->n >= RANGES_MAX) {
+			s->full = true;
+			return true;
+		}
+		p = s->v ? mremap(s->v, s->cap_bytes, bytes, MREMAP_MAYMOVE) : map_alloc(bytes);
+		if (p == MAP_FAILED || !p) {
+			s->full = true;
+			return true;
+		}
+		s->v = p;
+		s->cap_bytes = bytes;
+	}
+	s->v[s->n++] = e;
+	return false;
+}
+
+/* Walk the unit's entries (an explicit depth, no recursion); false when
+ * they do not read whole or the table is full. */
+static bool unit_walk(const struct unit *u, struct sink *s)
+{
+	struct abbrevs t;
+	struct rd r = { u->dies, u->end, false };
+	unsigned depth = 0;
+	bool ok = false;
+
+	if (!abbrevs_load(u, &t))
+		return false;
+	while (r.p < r.end) {
+		uint64_t code = rd_uleb(&r);
+		const struct abbrev *a;
+		struct die e;
+
+		if (r.bad)
+			break;
+		if (code == 0) {        /* the end of a list of children */
+			if (depth == 0)
+				break;
+			if (--depth == 0) {
+				ok = true;
+				break;
+			}
+			continue;
+		}
+		a = abbrev_get(&t, code);
+		if (!a || !die_read(&r, u, a, &e))
+			break;
+		if (a->tag == TAG_inlined_subroutine && e.call_line.kind == V_CONST &&
+		    e.call_file.kind == V_CONST && e.call_line.u && e.call_line.u <= UINT32_MAX) {
+			s->cur.file = e.call_file.u;
+			s->cur.line = (uint32_t)e.call_line.u;
+			s->cur.depth = depth;
+			(void)die_ranges(u, &e, sink_add, s);
+			if (s->full)
+				break;
+		}
+		if (a->children) {
+			if (++depth > DEPTH_MAX)
+				break;
+		} else if (depth == 0) {
+			ok = true;      /* a root without children */
+			break;
+		}
+	}
+	if (r.p == r.end && !r.bad && depth <= 1)
+		ok = true;      /* the last lists' ends left out (padding) */
+	abbrevs_free(&t);
+	return ok && !s->full;
+}
+
+/* The units read, each with its table (NULL with `walk`: too many ranges,
+ * walked at each look-up). */
+static struct unit_kept {
+	const uint8_t *info;    /* which .debug_info */
+	uint64_t off;
+	bool bad, walk;
+	struct inl *v;
+	size_t n, bytes;
+	unsigned long used;
+} kept[UNITS_KEPT];
+static unsigned long kept_clock;
+
+static struct unit_kept *unit_kept(const struct unit *u)
+{
+	struct unit_kept *k = &kept[0];
+	struct sink s;
+
+	for (unsigned i = 0; i < UNITS_KEPT; i++) {
+		if (kept[i].info == u->d->info.p && kept[i].off == u->off) {
+			kept[i].used = ++kept_clock;
+			return &kept[i];
+		}
+		if (kept[i].used < k->used)
+			k = &kept[i];
+	}
+	if (k->v)
+		munmap(k->v, k->bytes);
+	memset(k, 0, sizeof(*k));
+	memset(&s, 0, sizeof(s));
+	k->info = u->d->info.p;
+	k->off = u->off;
+	k->used = ++kept_clock;
+	if (unit_walk(u, &s)) {
+		k->v = s.v;
+		k->n = s.n;
+		k->bytes = s.cap_bytes;
+		return k;
+	}
+	if (s.v)
+		munmap(s.v, s.cap_bytes);
+	k->walk = s.full;
+	k->bad = !s.full;
+	return k;
+}
+
+/* ---- the look-up ----------------------------------------------------------- */
+
+bool shim_dwarf_inline(const struct dwarf *d, uint64_t addr, struct shim_inline *in)
+{
+	struct inl found[SHIM_INLINE_MAX * 2];
+	unsigned nfound = 0;
+	struct unit u;
+	struct unit_kept *k;
+
+	in->n = 0;
+	if (!d->info.p || !d->abbrev.p || !unit_of(d, addr, &u) || !u.have_stmt_list)
+		return false;
+	k = unit_kept(&u);
+	if (k->bad)
+		return false;
+	if (k->walk) {
+		struct sink s;
+
+		memset(&s, 0, sizeof(s));
+		s.keep_addr = true;
+		s.addr = addr;
+		if (!unit_walk(&u, &s))
+			return false;
+		nfound = s.nhold;
+		memcpy(found, s.hold, nfound * sizeof(found[0]));
+	} else {
+		for (size_t i = 0; i < k->n; i++)
+			if (k->v[i].lo <= addr && addr < k->v[i].hi && nfound < SHIM_INLINE_MAX * 2)
+				found[nfound++] = k->v[i];
+	}
+	/* Outermost first: by depth (nested entries are deeper), one per depth. */
+	for (unsigned i = 1; i < nfound; i++)
+		for (unsigned j = i; j > 0 && found[j].depth < found[j - 1].depth; j--) {
+			struct inl x = found[j];
+
+			found[j] = found[j - 1];
+			found[j - 1] = x;
+		}
+	in->stmt_list = u.stmt_list;
+	for (unsigned i = 0; i < nfound && in->n < SHIM_INLINE_MAX; i++) {
+		if (in->n && found[i].depth == found[i - 1].depth)
+			continue;
+		in->call[in->n].file = found[i].file;
+		in->call[in->n].line = found[i].line;
+		in->n++;
+	}
+	return in->n > 0;
+}

@@ -139,17 +139,22 @@ static inline const char *sec_str(struct sec s, uint64_t off)
  * The inlined calls around an address: the chain of DW_TAG_inlined_
  * subroutine entries of .debug_info whose ranges hold it, outermost
  * first.  The outermost one's call site is a line of the function the
- * address's symbol names; each further one's is a line of the inlined
- * function around it.
+ * address's symbol names; each further one's is a line of the function
+ * inlined by the one before.  Names point into the mapped file.
  */
-#define SHIM_INLINE_MAX 8
+#define SHIM_INLINE_MAX 12
 
 struct shim_inline {
 	uint64_t stmt_list;     /* the unit's line table: offset in .debug_line */
 	unsigned n;             /* inlined calls around the address (0: none) */
+	bool more;              /* deeper ones left out: the next one's call is */
+	uint64_t next_file;     /* at next_file:next_line */
+	unsigned next_line;
 	struct {
 		uint64_t file;  /* DW_AT_call_file: index in the line table's file list */
 		unsigned line;  /* DW_AT_call_line */
+		const char *name; /* the function inlined there (NULL: unknown) */
+		bool linkage;   /* name is a linkage (mangled) name */
 	} call[SHIM_INLINE_MAX];
 };
 

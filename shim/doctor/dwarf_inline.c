@@ -43,12 +43,18 @@
 enum {
 	TAG_inlined_subroutine = 0x1d,
 
+	AT_name = 0x03,
 	AT_stmt_list = 0x10,
 	AT_low_pc = 0x11,
 	AT_high_pc = 0x12,
 	AT_ranges = 0x55,
 	AT_call_file = 0x58,
 	AT_call_line = 0x59,
+	AT_abstract_origin = 0x31,
+	AT_specification = 0x47,
+	AT_linkage_name = 0x6e,
+	AT_MIPS_linkage_name = 0x2007,
+	AT_str_offsets_base = 0x72,
 	AT_addr_base = 0x73,
 	AT_rnglists_base = 0x74,
 	AT_GNU_addr_base = 0x2133,
@@ -132,8 +138,8 @@ struct unit {
 	uint64_t abbrev_off;
 	/* from the root entry */
 	uint64_t base;                  /* DW_AT_low_pc, the base address */
-	uint64_t addr_base, rnglists_base, stmt_list;
-	bool have_addr_base, have_rnglists_base, have_stmt_list;
+	uint64_t addr_base, rnglists_base, stmt_list, str_offsets_base;
+	bool have_addr_base, have_rnglists_base, have_stmt_list, have_str_offsets_base;
 };
 
 struct abbrev {
@@ -276,11 +282,12 @@ static int unit_header(const struct dwarf *d, uint64_t off, struct unit *u)
 
 /* ---- attribute values ------------------------------------------------------ */
 
-enum vkind { V_NONE, V_ADDR, V_ADDRX, V_CONST, V_SECOFF, V_RNGLISTX, V_OTHER };
+enum vkind { V_NONE, V_ADDR, V_ADDRX, V_CONST, V_SECOFF, V_RNGLISTX, V_REF, V_STR, V_STRX, V_OTHER };
 
 struct val {
 	enum vkind kind;
-	uint64_t u;
+	uint64_t u;             /* V_REF: an offset in .debug_info */
+	const char *s;          /* V_STR */
 };
 
 /* Read one attribute value of `form` (DWARF 5 section 7.5.6, with the GNU
@@ -290,6 +297,7 @@ static void form_read(struct rd *r, const struct unit *u, uint64_t form, int64_t
 {
 	v->kind = V_OTHER;
 	v->u = 0;
+	v->s = NULL;
 	for (int hops = 0; hops < 4; hops++) {
 		switch (form) {
 		case FORM_addr: v->kind = V_ADDR; v->u = rd_u(r, u->addr_size); return;
@@ -308,21 +316,33 @@ static void form_read(struct rd *r, const struct unit *u, uint64_t form, int64_t
 		case FORM_implicit_const: v->kind = V_CONST; v->u = (uint64_t)implicit; return;
 		case FORM_sec_offset: v->kind = V_SECOFF; v->u = rd_u(r, u->offsize); return;
 		case FORM_rnglistx: v->kind = V_RNGLISTX; v->u = rd_uleb(r); return;
+		case FORM_ref1: v->kind = V_REF; v->u = u->off + rd_u(r, 1); return;
+		case FORM_ref2: v->kind = V_REF; v->u = u->off + rd_u(r, 2); return;
+		case FORM_ref4: v->kind = V_REF; v->u = u->off + rd_u(r, 4); return;
+		case FORM_ref8: v->kind = V_REF; v->u = u->off + rd_u(r, 8); return;
+		case FORM_ref_udata: v->kind = V_REF; v->u = u->off + rd_uleb(r); return;
+		case FORM_ref_addr: v->kind = V_REF; v->u = rd_u(r, u->offsize); return;
+		case FORM_string: v->kind = V_STR; v->s = rd_str(r); return;
+		case FORM_strp: v->kind = V_STR; v->s = sec_str(u->d->str, rd_u(r, u->offsize)); return;
+		case FORM_line_strp:
+			v->kind = V_STR;
+			v->s = sec_str(u->d->line_str, rd_u(r, u->offsize));
+			return;
+		case FORM_strx:
+		case FORM_GNU_str_index: v->kind = V_STRX; v->u = rd_uleb(r); return;
+		case FORM_strx1: v->kind = V_STRX; v->u = rd_u(r, 1); return;
+		case FORM_strx2: v->kind = V_STRX; v->u = rd_u(r, 2); return;
+		case FORM_strx3: v->kind = V_STRX; v->u = rd_u(r, 3); return;
+		case FORM_strx4: v->kind = V_STRX; v->u = rd_u(r, 4); return;
 		case FORM_data16: rd_skip(r, 16); return;
-		case FORM_flag: case FORM_ref1: case FORM_strx1: rd_skip(r, 1); return;
-		case FORM_ref2: case FORM_strx2: rd_skip(r, 2); return;
-		case FORM_strx3: rd_skip(r, 3); return;
-		case FORM_ref4: case FORM_ref_sup4: case FORM_strx4: rd_skip(r, 4); return;
-		case FORM_ref8: case FORM_ref_sig8: case FORM_ref_sup8: rd_skip(r, 8); return;
-		case FORM_ref_addr: case FORM_strp: case FORM_line_strp: case FORM_strp_sup:
-		case FORM_GNU_ref_alt: case FORM_GNU_strp_alt:
-			rd_skip(r, u->offsize);
+		case FORM_flag: rd_skip(r, 1); return;
+		case FORM_ref_sup4: rd_skip(r, 4); return;
+		case FORM_ref_sig8: case FORM_ref_sup8: rd_skip(r, 8); return;
+		case FORM_strp_sup: case FORM_GNU_ref_alt: case FORM_GNU_strp_alt:
+			rd_skip(r, u->offsize);   /* in a supplementary file: not read */
 			return;
-		case FORM_ref_udata: case FORM_strx: case FORM_loclistx: case FORM_GNU_str_index:
-			(void)rd_uleb(r);
-			return;
+		case FORM_loclistx: (void)rd_uleb(r); return;
 		case FORM_flag_present: return;
-		case FORM_string: (void)rd_str(r); return;
 		case FORM_block1: rd_skip(r, rd_u(r, 1)); return;
 		case FORM_block2: rd_skip(r, rd_u(r, 2)); return;
 		case FORM_block4: rd_skip(r, rd_u(r, 4)); return;
@@ -353,10 +373,27 @@ static bool val_addr(const struct unit *u, const struct val *v, uint64_t *out)
 	return !r.bad;
 }
 
+/* A string attribute's value: in place, in .debug_str, or an index in
+ * .debug_str_offsets (DW_AT_str_offsets_base). */
+static const char *val_str(const struct unit *u, const struct val *v)
+{
+	if (v->kind == V_STR)
+		return v->s;
+	if (v->kind != V_STRX || !u->have_str_offsets_base || !u->d->str_offsets.p)
+		return NULL;
+	uint64_t at = u->str_offsets_base, size = u->d->str_offsets.size;
+	if (at > size || v->u >= (size - at) / u->offsize)
+		return NULL;
+	struct rd r = { u->d->str_offsets.p + at + v->u * u->offsize, u->d->str_offsets.p + size, false };
+	uint64_t off = rd_u(&r, u->offsize);
+	return r.bad ? NULL : sec_str(u->d->str, off);
+}
+
 /* The attributes of an entry this file uses. */
 struct die {
 	struct val low, high, ranges, call_file, call_line;
-	struct val stmt_list, addr_base, rnglists_base;
+	struct val stmt_list, addr_base, rnglists_base, str_offsets_base;
+	struct val name, linkage_name, origin, specification;
 };
 
 static bool die_read(struct rd *r, const struct unit *u, const struct abbrev *a, struct die *e)
@@ -387,6 +424,11 @@ static bool die_read(struct rd *r, const struct unit *u, const struct abbrev *a,
 		case AT_stmt_list: e->stmt_list = v; break;
 		case AT_addr_base: case AT_GNU_addr_base: e->addr_base = v; break;
 		case AT_rnglists_base: e->rnglists_base = v; break;
+		case AT_str_offsets_base: e->str_offsets_base = v; break;
+		case AT_name: e->name = v; break;
+		case AT_linkage_name: case AT_MIPS_linkage_name: e->linkage_name = v; break;
+		case AT_abstract_origin: e->origin = v; break;
+		case AT_specification: e->specification = v; break;
 		default: break;
 		}
 	}
@@ -422,7 +464,7 @@ static bool ranges_v4(const struct unit *u, uint64_t off, range_fn fn, void *ctx
 /* An index in .debug_addr, for the DW_RLE_*x entries. */
 static bool addr_index(const struct unit *u, uint64_t i, uint64_t *out)
 {
-	struct val v = { V_ADDRX, i };
+	struct val v = { V_ADDRX, i, NULL };
 
 	return val_addr(u, &v, out);
 }
@@ -563,6 +605,10 @@ static bool unit_root(struct unit *u, struct die *e)
 		u->stmt_list = e->stmt_list.u;
 		u->have_stmt_list = true;
 	}
+	if (e->str_offsets_base.kind == V_SECOFF || e->str_offsets_base.kind == V_CONST) {
+		u->str_offsets_base = e->str_offsets_base.u;
+		u->have_str_offsets_base = true;
+	}
 	if (!val_addr(u, &e->low, &u->base))
 		u->base = 0;
 	return true;
@@ -638,6 +684,7 @@ static bool unit_of(const struct dwarf *d, uint64_t addr, struct unit *u)
 struct inl {
 	uint64_t lo, hi;
 	uint64_t file;
+	uint64_t origin;        /* the inlined function's entry (0: none) */
 	uint32_t line, depth;
 };
 
@@ -721,6 +768,7 @@ static bool unit_walk(const struct unit *u, struct sink *s)
 		    e.call_file.kind == V_CONST && e.call_line.u && e.call_line.u <= UINT32_MAX) {
 			s->cur.file = e.call_file.u;
 			s->cur.line = (uint32_t)e.call_line.u;
+			s->cur.origin = e.origin.kind == V_REF ? e.origin.u : 0;
 			s->cur.depth = depth;
 			(void)die_ranges(u, &e, sink_add, s);
 			if (s->full)
@@ -785,6 +833,77 @@ static struct unit_kept *unit_kept(const struct unit *u)
 	return k;
 }
 
+/* ---- the inlined functions' names ----------------------------------------- */
+
+/* The unit holding .debug_info offset off, its root read. */
+static bool unit_at(const struct dwarf *d, uint64_t off, struct unit *u)
+{
+	struct die root;
+
+	if (u->d == d && u->dies && off >= (uint64_t)(u->dies - d->info.p) && off < u->next)
+		return true;
+	for (uint64_t at = 0;;) {
+		int k = unit_header(d, at, u);
+
+		if (k < 0)
+			return false;
+		if (off < u->next)
+			return k == 1 && off >= (uint64_t)(u->dies - d->info.p) && unit_root(u, &root);
+		at = u->next;
+	}
+}
+
+/* The entry at .debug_info offset off, in unit u (found, and replaced, when
+ * off is in another). */
+static bool die_at(const struct dwarf *d, uint64_t off, struct unit *u, struct die *e)
+{
+	struct abbrev a;
+	struct rd r, s;
+	uint64_t code;
+
+	if (!unit_at(d, off, u))
+		return false;
+	r = (struct rd){ d->info.p + off, u->end, false };
+	code = rd_uleb(&r);
+	if (r.bad || code == 0)
+		return false;
+	s = (struct rd){ d->abbrev.p + u->abbrev_off, d->abbrev.p + d->abbrev.size, false };
+	do {
+		if (!abbrev_next(&s, &a))
+			return false;
+	} while (a.code != code);
+	return die_read(&r, u, &a, e);
+}
+
+/* The name of the function whose entry is at off: its linkage name (to
+ * demangle) where one of the entries it refers to has one, else its
+ * name; through DW_AT_abstract_origin and DW_AT_specification, at most 4
+ * entries. */
+static const char *func_name(const struct dwarf *d, uint64_t off, const struct unit *from,
+			     bool *linkage)
+{
+	struct unit u = *from;
+	const char *name = NULL;
+	struct die e;
+
+	*linkage = false;
+	for (int hop = 0; hop < 4 && off; hop++) {
+		if (!die_at(d, off, &u, &e))
+			break;
+		const char *l = val_str(&u, &e.linkage_name);
+		if (l && *l) {
+			*linkage = true;
+			return l;
+		}
+		const char *n = val_str(&u, &e.name);
+		if (!name && n && *n)
+			name = n;
+		off = e.origin.kind == V_REF ? e.origin.u
+		    : e.specification.kind == V_REF ? e.specification.u : 0;
+	}
+	return name;
+}
+
 /* ---- the look-up ----------------------------------------------------------- */
 
 bool shim_dwarf_inline(const struct dwarf *d, uint64_t addr, struct shim_inline *in)
@@ -824,11 +943,19 @@ bool shim_dwarf_inline(const struct dwarf *d, uint64_t addr, struct shim_inline 
 			found[j - 1] = x;
 		}
 	in->stmt_list = u.stmt_list;
-	for (unsigned i = 0; i < nfound && in->n < SHIM_INLINE_MAX; i++) {
+	in->more = false;
+	for (unsigned i = 0; i < nfound; i++) {
 		if (in->n && found[i].depth == found[i - 1].depth)
 			continue;
+		if (in->n == SHIM_INLINE_MAX) {
+			in->more = true;
+			in->next_file = found[i].file;
+			in->next_line = found[i].line;
+			break;
+		}
 		in->call[in->n].file = found[i].file;
 		in->call[in->n].line = found[i].line;
+		in->call[in->n].name = func_name(d, found[i].origin, &u, &in->call[in->n].linkage);
 		in->n++;
 	}
 	return in->n > 0;

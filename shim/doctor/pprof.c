@@ -10,7 +10,8 @@
  *   protobuf is encoded by hand and gzip'd with stored deflate blocks (no
  *   compression, no zlib: the drop-in depends on libc only).
  * - folded stacks (FILE.folded): one line per (lock, stack), its frames
- *   outermost first separated by ';', a space, its wait in nanoseconds
+ *   outermost first separated by ';' (a frame's inlined functions after
+ *   it, as frames of their own), a space, its wait in nanoseconds
  *   (flamegraph.pl, inferno, speedscope).
  */
 #define _GNU_SOURCE
@@ -25,6 +26,7 @@
 #include "contention.h"
 #include "report.h"
 #include "stacks.h"
+#include "wrapper.h"
 
 /* ---- a report's stacks ----------------------------------------------------- */
 
@@ -275,20 +277,42 @@ static size_t pprof_encode(struct buf *out, uint64_t t0)
 		field_msg(&m, 3, &sub);                /* label */
 		field_msg(out, 2, &m);
 	}
-	/* location (4) and function (5): one function per location, named
-	 * as the text report names it (a function shared by two locations
-	 * is listed twice: pprof merges by name). */
+	/* location (4) and function (5): one function per line, named as
+	 * the text report names it (a function shared by two locations is
+	 * listed twice: pprof merges by name).  A location's lines are its
+	 * inlined functions, innermost first, then the function they are
+	 * inlined into, as Go's profiles give them. */
 	for (unsigned i = 0; i < nloc; i++) {
 		const struct pf_frame *f = pf_frame_of(locs[i].pc);
+		unsigned ni = f->sym.ninlined;
 
-		locs[i].func = ++fcount;
+		locs[i].func = fcount + ni + 1;
 		field_int(&m, 1, i + 1);
 		field_int(&m, 3, locs[i].pc);
+		for (unsigned k = ni; k-- > 0;) {
+			field_int(&sub, 1, fcount + k + 1);
+			if (f->sym.inlined[k].line)
+				field_int(&sub, 2, f->sym.inlined[k].line);
+			field_msg(&m, 4, &sub);        /* line */
+		}
 		field_int(&sub, 1, locs[i].func);
 		if (f->sym.line)
 			field_int(&sub, 2, f->sym.line);
 		field_msg(&m, 4, &sub);                /* line */
 		field_msg(out, 4, &m);
+		for (unsigned k = 0; k < ni; k++) {
+			const char *func = f->sym.inlined[k].func[0] ? f->sym.inlined[k].func : "??";
+			char name[300];
+
+			shim_func_strip_params(func, name, sizeof(name));
+			field_int(&m, 1, fcount + k + 1);
+			field_int(&m, 2, str_id(&st, name));
+			field_int(&m, 3, str_id(&st, func));
+			if (f->sym.inlined[k].file[0])
+				field_int(&m, 4, str_id(&st, f->sym.inlined[k].file));
+			field_msg(out, 5, &m);
+		}
+		fcount += ni + 1;
 		field_int(&m, 1, locs[i].func);
 		field_int(&m, 2, str_id(&st, f->name));
 		field_int(&m, 3, str_id(&st, f->named ? f->sym.func : f->name));
@@ -407,7 +431,17 @@ bool pf_write_folded(const char *path)
 		const struct pf_stack *s = rs[i].s;
 
 		for (unsigned k = s->depth; k-- > 0;) {
-			folded_name(&b, pf_frame_of(s->pc[k])->name);
+			const struct pf_frame *f = pf_frame_of(s->pc[k]);
+
+			folded_name(&b, f->name);
+			for (unsigned j = 0; j < f->sym.ninlined; j++) {
+				char name[300];
+
+				shim_func_strip_params(f->sym.inlined[j].func[0] ? f->sym.inlined[j].func : "??",
+						       name, sizeof(name));
+				put(&b, ";", 1);
+				folded_name(&b, name);
+			}
 			if (k)
 				put(&b, ";", 1);
 		}

@@ -617,9 +617,29 @@ static bool lookup(const void *ra, struct shim_sym *s)
 		s->line = line;
 	}
 	/* In code inlined into the function: the line that calls it, not the
-	 * line inside the inlined function (a header's, for std::mutex). */
+	 * line inside the inlined function (a header's, for std::mutex); the
+	 * inlined functions below it, each at its call of the next. */
 	if (d.line.p && shim_dwarf_inline(&d, addr - 1, &in) &&
 	    (file = line_file_at(&d, in.stmt_list, in.call[0].file)) != NULL) {
+		unsigned n = in.n < SHIM_SYM_INLINED ? in.n : SHIM_SYM_INLINED;
+
+		for (unsigned k = n; k-- > 0;) {
+			/* where inlined[k] is: its call of the next, else the row */
+			bool next = k + 1 < in.n || in.more;
+			uint64_t nfile = k + 1 < in.n ? in.call[k + 1].file : in.next_file;
+			unsigned nline = k + 1 < in.n ? in.call[k + 1].line : in.next_line;
+			const char *f = next ? line_file_at(&d, in.stmt_list, nfile) : s->file;
+
+			if (in.call[k].linkage)
+				sym_name(in.call[k].name, s->inlined[k].func, sizeof(s->inlined[k].func));
+			else
+				snprintf(s->inlined[k].func, sizeof(s->inlined[k].func), "%s",
+					 in.call[k].name ? in.call[k].name : "");
+			snprintf(s->inlined[k].file, sizeof(s->inlined[k].file), "%.*s",
+				 (int)sizeof(s->inlined[k].file) - 1, f ? f : "");
+			s->inlined[k].line = !f ? 0 : next ? nline : s->line;
+		}
+		s->ninlined = n;
 		snprintf(s->file, sizeof(s->file), "%s", file);
 		s->line = in.call[0].line;
 	}

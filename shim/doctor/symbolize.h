@@ -66,7 +66,12 @@ int shim_symbolize_func(const void *ra, char *name, size_t len, unsigned long *s
 int shim_symbolize_data(const void *addr, char *buf, size_t len);
 
 /* The same description's parts, unformatted (for the stacks' outputs,
- * stacks.h).  False when ra is in no loaded module (all parts empty). */
+ * stacks.h).  False when ra is in no loaded module (all parts empty).
+ * Code inlined into func at ra: ninlined frames, outermost first, each
+ * called from the one before it (inlined[0] from func, at file:line),
+ * each at the line of its call of the next one, the last at the line
+ * table's row (as `addr2line -i` lists them, innermost first). */
+#define SHIM_SYM_INLINED 6
 struct shim_sym {
 	char func[512];            /* the function, demangled; "" when no symbol covers ra */
 	char file[256];            /* the line table's file, without its directory; "" none */
@@ -75,6 +80,12 @@ struct shim_sym {
 	unsigned long offset;      /* ra as the module's own virtual address */
 	unsigned long func_offset; /* ra - the function's start */
 	unsigned long size;        /* the function's symbol's size; 0 unknown */
+	unsigned ninlined;
+	struct {
+		char func[256];    /* demangled; "" when its name is unknown */
+		char file[128];
+		unsigned line;
+	} inlined[SHIM_SYM_INLINED];
 };
 bool shim_symbolize_sym(const void *ra, struct shim_sym *s);
 

@@ -5,7 +5,8 @@
 # takes std::mutex through std::lock_guard (tally), std::shared_mutex
 # through std::shared_lock (peek) and std::unique_lock (post), whose lock
 # calls are inlined into those functions: each site is the user's line,
-# never the standard library header's (gthr-default.h, shared_mutex).
+# never the standard library header's (gthr-default.h, shared_mutex), and
+# the folded stacks show the inlined functions as frames of their own.
 # Then copies of the first program with damaged debugging information
 # (.debug_info overwritten or cut short, .debug_abbrev zeroed, the range
 # and address-range tables overwritten): each runs and reports, its sites
@@ -21,7 +22,7 @@ ok() { echo "ok   $1"; pass=$((pass + 1)); }
 bad() { echo "FAIL $1"; fail=$((fail + 1)); }
 line_of() { grep -n "$1" "$src" | head -n 1 | cut -d: -f1; }
 dep=$(line_of SITE_DEPOSIT) ta=$(line_of SITE_TALLY) pk=$(line_of SITE_PEEK) po=$(line_of SITE_POST)
-rounds=200
+rounds=500
 expect_in() { # label, file, fixed string
 	if grep -qF -- "$3" "$2"; then ok "$1: $3"; else
 		bad "$1: no '$3'"; sed 's/^/     | /' "$2" | head -n 40; fi
@@ -37,15 +38,21 @@ profile() { # program, label: its JSON profile in $work/p.json, its report in $w
 	[ -s "$work/p.json" ] || { bad "$2: no profile written"; cat "$work/r"; }
 }
 
-# 1. The inlined lock calls' sites are the user's lines.
+# 1. The inlined lock calls' sites are the user's lines; the folded
+#    stacks go on through the inlined functions (tally's mutex is
+#    contended, as deposit's: its holder yields).
 for prog in "$@"; do
 	l=$(basename "$prog")
 	profile "$prog" "$l"
 	expect_in "$l" "$work/p.json" "\"first_locked_at\": \"tally(long) (wrapped.cc:$ta)\""
 	expect_in "$l" "$work/p.json" "\"first_read_locked_at\": \"peek() (wrapped.cc:$pk)\""
 	expect_in "$l" "$work/p.json" "\"first_write_locked_at\": \"post(long) (wrapped.cc:$po)\""
+	expect_in "$l" "$work/p.json" "\"site\": \"tally(long) (wrapped.cc:$ta)\""
 	expect_out "$l" "$work/p.json" "gthr-default.h:"
 	expect_out "$l" "$work/p.json" "(shared_mutex:"
+	timeout 120 "$run" --profile="$work/p.folded" -- "$prog" 4 "$rounds" >"$work/o" 2>"$work/r" ||
+		bad "$l folded: exit status"
+	expect_in "$l folded" "$work/p.folded" ";worker;tally;std::lock_guard<std::mutex>::lock_guard;std::mutex::lock"
 done
 
 # 2. Damaged debugging information: no crash, the functions still named.

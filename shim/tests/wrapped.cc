@@ -5,7 +5,7 @@
 // wrappers.  And through the standard library's inline ones (tally, peek,
 // post): built with optimisation, std::mutex::lock() and its kin are
 // inlined into the user's function, whose line is the site, not the
-// header's.  The wrapped locks' critical sections yield, so that the other
+// header's.  The mutexes' critical sections yield, so that the other
 // threads find them held.
 //   wrapped [THREADS [ITERATIONS]]
 #include <pthread.h>
@@ -107,6 +107,7 @@ __attribute__((noinline)) void tally(long v)
 {
 	std::lock_guard<std::mutex> g(tally_mu); // SITE_TALLY
 	tally_count += v;
+	sched_yield();
 }
 
 __attribute__((noinline)) long peek()

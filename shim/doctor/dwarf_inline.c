@@ -13,8 +13,9 @@
  *
  * Read once per unit: a unit's inlined ranges are kept in a table (an
  * anonymous mapping; the last UNITS_KEPT units used, each at most
- * RANGES_MAX ranges).  A unit with more ranges is walked again at each
- * look-up instead, keeping only the ranges that hold the address.
+ * RANGES_MAX ranges, KEPT_BYTES in all).  A unit with more ranges is
+ * walked again at each look-up instead, keeping only the ranges that hold
+ * the address.
  *
  * Every read is bounds-checked (dwarf.h's reader); a unit that does not
  * read whole gives no inlined calls.  No recursion: the entry tree is
@@ -126,6 +127,7 @@ enum {
 #define LIST_MAX 65536          /* entries of one range list */
 #define RANGES_MAX (1u << 18)   /* inlined ranges kept of one unit */
 #define UNITS_KEPT 8
+#define KEPT_BYTES (32u << 20)  /* all units' tables */
 
 /* ---- units and their abbreviations ---------------------------------------- */
 
@@ -821,9 +823,26 @@ static struct unit_kept *unit_kept(const struct unit *u)
 	k->off = u->off;
 	k->used = ++kept_clock;
 	if (unit_walk(u, &s)) {
+		size_t total = s.cap_bytes;
+
 		k->v = s.v;
 		k->n = s.n;
 		k->bytes = s.cap_bytes;
+		/* within KEPT_BYTES: the others' tables, least recently used first */
+		for (unsigned i = 0; i < UNITS_KEPT; i++)
+			total += kept[i].v && &kept[i] != k ? kept[i].bytes : 0;
+		while (total > KEPT_BYTES) {
+			struct unit_kept *old = NULL;
+
+			for (unsigned i = 0; i < UNITS_KEPT; i++)
+				if (kept[i].v && &kept[i] != k && (!old || kept[i].used < old->used))
+					old = &kept[i];
+			if (!old)
+				break;
+			total -= old->bytes;
+			munmap(old->v, old->bytes);
+			memset(old, 0, sizeof(*old));
+		}
 		return k;
 	}
 	if (s.v)

@@ -114,8 +114,9 @@ void shim_setup(void)
 	shim_stats_setup();
 	shim_lockdep_setup();
 	uint8_t fast = (uint8_t)(shim_lockdep_on ? (shim_stats_on ? 0u : SHIM_FAST_LOCKDEP)
-			   : shim_stats_on ? SHIM_FAST_ON | SHIM_FAST_COUNT |
-						     (shim_profile_on ? SHIM_FAST_PROFILE : 0u)
+			   : shim_stats_on ? SHIM_FAST_COUNT |
+						     (shim_profile_on ? SHIM_FAST_PROFILE
+								      : SHIM_FAST_ON)
 			   : SHIM_FAST_ON);
 
 	qa_write(&shim_mutex_fast, shim_malg == MALG_TP ? fast : 0u);

@@ -149,20 +149,34 @@ static inline const struct timespec *shim_deadline(const struct timespec *abs)
 	EXPORT int TRY(T *l)                                                 \
 	{                                                                    \
 		return SHIM_LOCK(l, fast(l), obj, LD_TRY,                    \
-				 acquire(l, 1, CLOCK_REALTIME, NULL));       \
+				 SHIM_HELD(l, kind, acquire(l, 1, CLOCK_REALTIME, NULL))); \
 	}                                                                    \
 	EXPORT int TIMED(T *l, const struct timespec *abs)                   \
 	{                                                                    \
 		const struct timespec *d_ = shim_deadline(abs);              \
 		return SHIM_LOCK(l, false, obj, d_ ? LD_TIMED : LD_BLOCK,    \
-				 acquire(l, 2, CLOCK_REALTIME, d_));         \
+				 SHIM_HELD(l, kind, acquire(l, 2, CLOCK_REALTIME, d_))); \
 	}                                                                    \
 	EXPORT int CLOCK(T *l, clockid_t clk, const struct timespec *abs)    \
 	{                                                                    \
 		const struct timespec *d_ = shim_deadline(abs);              \
 		return SHIM_LOCK(l, false, obj, d_ ? LD_TIMED : LD_BLOCK,    \
-				 acquire(l, 2, clk, d_));                    \
+				 SHIM_HELD(l, kind, acquire(l, 2, clk, d_)));  \
 	}
+
+/*
+ * A trylock's or a timed lock's general path: with the profile on, a lock
+ * it took goes on the held-lock stack (not counted; contention.h), so that
+ * the deadlock watchdog knows its holder and where it was taken.  While
+ * the profile is on, the trylocks' inline paths are off (SHIM_FAST_ON,
+ * state.h), so every trylock comes here.
+ */
+#define SHIM_HELD(lock, kind, call) __extension__({                           \
+	int shim_held_ = (call);                                             \
+	if (qa_unlikely(shim_profile_on) && shim_held_ == 0)                 \
+		lockstat_held((lock), (kind), SHIM_CALLER());                \
+	shim_held_;                                                          \
+})
 
 /*
  * A release: `fast` (the inline path, true when it released the lock),

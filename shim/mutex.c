@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/misuse.h"
+#include "deadlock.h"
 #include "entry.h"
 #include "lockdep.h"
 #include "shim.h"
@@ -250,8 +251,8 @@ static inline int mutex_lock_fast_counted(pthread_mutex_t *m, const void *pc)
 	if (!mutex_lock_tp(m, tid))
 		return SHIM_FAST_MISSED;
 	if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) { /* one test */
-		if (f & SHIM_FAST_COUNT)
-			lockstat_acquired_as(m, LOCKSTAT_MUTEX, pc, f & SHIM_FAST_PROFILE);
+		if (f & SHIM_FAST_COUNT) /* the word names its holder: no push */
+			lockstat_acquired_as(m, LOCKSTAT_MUTEX, pc, false);
 		else
 			lockdep_took(m, LD_MUTEX, (uintptr_t)pc);
 	}
@@ -329,6 +330,27 @@ EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	return SHIM_UNLOCK(m, mutex_unlock_fast(m), LD_MUTEX,
 			   mutex_unlock_general(m));
+}
+
+/* The profile's deadlock watchdog (contention.h): the TP word holds its
+ * owner's tid; the other algorithms' words do not name the owner, and
+ * their acquisitions are on the held-lock stacks. */
+int32_t shim_mutex_owner(const volatile void *m, bool peek)
+{
+	struct qm q;
+
+	if (shim_malg != MALG_TP)
+		return 0;
+	if (peek) {
+		if (!shim_peek(&q, m, sizeof(q)))
+			return 0;
+	} else {
+		q.kind = qa_read(&((const struct qm *)m)->kind);
+		q.word[0] = qa_read(&((const struct qm *)m)->word[0]);
+	}
+	if (mutex_glibc(q.kind))
+		return 0;
+	return (int32_t)(q.word[0] & QLOCK_TP_TID_MASK);
 }
 
 SHIM_GLIBC_ALIAS(pthread_mutex_init, (pthread_mutex_t *a, const pthread_mutexattr_t *b), (a, b))

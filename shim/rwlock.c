@@ -78,6 +78,7 @@
 #include <string.h>
 
 #include "core/bravo.h"
+#include "deadlock.h"
 #include "entry.h"
 #include "lockdep.h"
 #include "shim.h"
@@ -713,9 +714,10 @@ rw_lock_fast_counted(pthread_rwlock_t *r, const void *pc, bool write)
 		rd_track(r);
 	if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) { /* one test */
 		if (f & SHIM_FAST_COUNT)
+			/* The lock names its holder (its writer, the
+			 * readers' tables): no push. */
 			lockstat_acquired_as(r, write ? LOCKSTAT_RWLOCK_WRITE
-						      : LOCKSTAT_RWLOCK_READ, pc,
-					     f & SHIM_FAST_PROFILE);
+						      : LOCKSTAT_RWLOCK_READ, pc, false);
 		else
 			lockdep_took(r, write ? LD_RWLOCK_WRITE : LD_RWLOCK_READ,
 				     (uintptr_t)pc);
@@ -815,6 +817,68 @@ EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *r)
 	}
 	return SHIM_UNLOCK(r, false, LD_RWLOCK_WRITE,
 			   rw_unlock_general(r));
+}
+
+/* The profile's deadlock watchdog (contention.h): the TP word names its
+ * writer (its tid), the qrwlock's writer is in q->writer (its
+ * pthread_self()); the rwsem's and glibc's acquisitions are on the
+ * held-lock stacks. */
+bool shim_rwlock_writer(const volatile void *r, bool peek, int32_t *tid, uint64_t *self)
+{
+	struct qrw q;
+
+	if (shim_ralg != RALG_TP && shim_ralg != RALG_QRWLOCK)
+		return false;
+	if (peek) {
+		if (!shim_peek(&q, r, sizeof(q)))
+			return false;
+	} else { /* the lock this thread is about to wait for */
+		const struct qrw *o = (const struct qrw *)r;
+
+		q.shared = qa_read(&o->shared);
+		q.writer = qa_read(&o->writer);
+		q.alg[0] = qa_read(&o->alg[0]);
+	}
+	if (q.shared)
+		return false;
+	if (shim_ralg == RALG_QRWLOCK) {
+		*self = q.writer;
+		return q.writer != 0;
+	}
+	/* The TP rwlock's word (qlock_tp_rwlock_t.val): its first 32 bits. */
+	_Static_assert(offsetof(qlock_tp_rwlock_t, val) == 0, "the TP word first");
+	uint32_t v;
+
+	memcpy(&v, q.alg, sizeof(v));
+
+	*tid = TP_RW_SHARED(v) ? 0 : (int32_t)TP_RW_WRITER(v);
+	return *tid != 0;
+}
+
+_Static_assert(SHIM_RD_VIEW == RD_SLOTS, "shim_rd_view holds a table");
+
+const void *shim_rd_table(void)
+{
+	return &rd_me;
+}
+
+bool shim_rd_read(const void *table, bool peek, struct shim_rd_view *v)
+{
+	struct rd_held h;
+
+	if (!table)
+		return false;
+	if (peek) {
+		if (!shim_peek(&h, table, sizeof(h)))
+			return false;
+	} else {
+		h = *(const struct rd_held *)table;
+	}
+	v->n = h.n < RD_SLOTS ? h.n : RD_SLOTS;
+	v->spill = h.spill;
+	for (uint32_t i = 0; i < v->n; i++)
+		v->lock[i] = (uintptr_t)h.lock[i];
+	return true;
 }
 
 SHIM_GLIBC_ALIAS(pthread_rwlock_init, (pthread_rwlock_t *a, const pthread_rwlockattr_t *b), (a, b))

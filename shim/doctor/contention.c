@@ -236,6 +236,7 @@ static void ls_detail_hold(struct ls_detail *d, uint64_t ns)
 
 struct pf_thread pf_threads[PF_THREADS];
 __thread struct pf_thread *pf_self __attribute__((tls_model("initial-exec")));
+__thread uint32_t pf_pushed __attribute__((tls_model("initial-exec")));
 static bool pf_self_none_left;
 static pthread_key_t pf_key;
 static bool pf_key_ok;
@@ -427,6 +428,7 @@ static void pf_thread_exit(void *arg)
 		qa_write(&t->details[k].d, NULL);
 	}
 	pf_self = NULL;
+	pf_pushed = 0;
 	qa_write(&t->depth, 0);
 	/* Release: the emptied record before it is free (pairs with the
 	 * claim's cmpxchg, and with the watchdog's acquire of tid). */
@@ -472,7 +474,10 @@ static __attribute__((noinline)) struct pf_thread *pf_thread_claim(void)
 		return NULL;
 	}
 	qa_write(&t->depth, 0);
+	pf_pushed = 0;
 	qa_write(&t->lost, 0);
+	qa_write(&t->self, (uint64_t)pthread_self());
+	qa_write(&t->rd, shim_rd_table());
 	t->dmisses = 0;
 	t->rng = 0;
 	t->draw = PF_DRAW_NONE;
@@ -671,6 +676,7 @@ static bool pf_pop(struct pf_thread *t, const volatile void *lock, struct pf_hel
 			qa_write(&h->t0, top->t0);
 		}
 		qa_write_release(&t->depth, d - 1);
+		pf_pushed = d - 1;
 		return true;
 	}
 	return false;
@@ -721,7 +727,7 @@ static __attribute__((noinline)) int pf_count_miss(struct pf_thread *t, unsigned
 		struct pf_front *f = &t->front[pf_front_of(old)];
 
 		if (f->key == old)
-			f->key = 0;
+			qa_write(&f->key, 0);
 	}
 	t->n_mark[i] = 0; /* this acquisition is a use */
 	qa_write(&s->key[w], 0);
@@ -746,7 +752,8 @@ static inline int pf_count_add(struct pf_thread *t, const volatile void *lock,
 }
 
 /* lockstat_acquired() without a record or a slot (contention.h). */
-void lockstat_acquired_slow(const volatile void *lock, enum lockstat_kind kind, const void *pc)
+void lockstat_acquired_slow(const volatile void *lock, enum lockstat_kind kind, const void *pc,
+			    bool push)
 {
 	struct pf_thread *t = pf_thread_get();
 	struct ls_row *r;
@@ -762,11 +769,66 @@ void lockstat_acquired_slow(const volatile void *lock, enum lockstat_kind kind, 
 		uintptr_t key = ls_key(lock, kind);
 		struct pf_front *f = &t->front[pf_front_of(key)];
 
-		f->key = key;
+		qa_write(&f->key, 0);
 		f->n = &t->sets[i / PF_WAYS].n[i % PF_WAYS];
+		qa_write(&f->pc, (uintptr_t)pc);
+		qa_write(&f->key, key);
 	}
-	if (shim_profile_on)
+	/* An inline path's lock names its holder, and its call site is in
+	 * front; without a slot, the stack keeps the site. */
+	if (shim_profile_on && (push || i < 0))
 		pf_push(t, lock, kind, pc, NULL, 0);
+}
+
+void lockstat_held(const volatile void *lock, enum lockstat_kind kind, const void *pc)
+{
+	struct pf_thread *t = pf_thread_get();
+
+	if (t)
+		pf_push(t, lock, kind, pc, NULL, 0);
+}
+
+/* Is `lock` on the thread's held-lock stack (in the given kind)? */
+static bool pf_stacked(const struct pf_thread *t, const volatile void *lock, uint32_t kind)
+{
+	for (uint32_t i = 0; i < t->depth && i < PF_HELD; i++)
+		if (pf_held_lock(t->held[i].lock) == (uintptr_t)lock && t->held[i].kind == kind)
+			return true;
+	return false;
+}
+
+/* Before a wait for `lock`: the holds of it that its object names this
+ * thread's (an inline path's: a re-lock of a mutex the thread holds, a
+ * write lock of an rwlock it reads) go on the stack, so that the
+ * watchdog, which takes a holder named by the object for another thread
+ * only, sees the thread wait for itself.  Each stays until its unlock
+ * pops it (the hold was there before the wait, and is released once). */
+static void pf_stack_own(struct pf_thread *t, const volatile void *lock, enum lockstat_kind kind)
+{
+	if (kind == LOCKSTAT_MUTEX) {
+		if (shim_mutex_owner(lock, false) == t->tid && !pf_stacked(t, lock, LOCKSTAT_MUTEX))
+			pf_push(t, lock, LOCKSTAT_MUTEX, (const void *)pf_front_pc(t, lock, kind),
+				NULL, 0);
+		return;
+	}
+	if (kind != LOCKSTAT_RWLOCK_READ && kind != LOCKSTAT_RWLOCK_WRITE)
+		return;
+	int32_t tid = 0;
+	uint64_t self = 0;
+	struct shim_rd_view rd;
+
+	if (shim_rwlock_writer(lock, false, &tid, &self) &&
+	    ((tid && tid == t->tid) || (self && self == t->self)) &&
+	    !pf_stacked(t, lock, LOCKSTAT_RWLOCK_WRITE))
+		pf_push(t, lock, LOCKSTAT_RWLOCK_WRITE,
+			(const void *)pf_front_pc(t, lock, LOCKSTAT_RWLOCK_WRITE), NULL, 0);
+	if (shim_rd_read(t->rd, false, &rd))
+		for (uint32_t i = 0; i < rd.n && i < SHIM_RD_VIEW; i++)
+			if (rd.lock[i] == (uintptr_t)lock &&
+			    !pf_stacked(t, lock, LOCKSTAT_RWLOCK_READ))
+				pf_push(t, lock, LOCKSTAT_RWLOCK_READ,
+					(const void *)pf_front_pc(t, lock, LOCKSTAT_RWLOCK_READ),
+					NULL, 0);
 }
 
 /*
@@ -894,6 +956,7 @@ void lockstat_wait_begin(const volatile void *lock, enum lockstat_kind kind, con
 	/* The thread is about to wait: record what it kept for later. */
 	pf_pend_flush(t);
 	pf_stk_capture(t, lock, kind);
+	pf_stack_own(t, lock, kind);
 	qa_write(&t->wait_lock, (uintptr_t)lock);
 	qa_write(&t->wait_pc, (uintptr_t)pc);
 	qa_write(&t->wait_kind, (uint32_t)kind);

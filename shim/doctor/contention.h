@@ -32,15 +32,24 @@
  * and of each lock's first timed one (one more clock read, at the
  * unlock), per lock, in the thread's own
  * share of the lock's details (below, struct pf_detail), added up the
- * same way; and on every blocking lock call a push on the thread's
- * held-lock stack (a few thread-local stores; its unlock pops it), which
- * tells the deadlock watchdog (deadlock.c) who holds what.  Condition
- * variables: waits, timeouts, signals and broadcasts.
+ * same way; and what tells the deadlock watchdog (deadlock.c) who holds
+ * what: a lock an inline path takes (a NORMAL or ADAPTIVE mutex on the
+ * TP algorithm, a process-private rwlock on the qrwlock or TP) names its
+ * holder itself (the TP word holds the owner's tid, the qrwlock's writer
+ * is recorded in the drop-in's struct qrw, readers in the drop-in's
+ * per-thread table of read locks held), and the call site of the
+ * thread's last counted acquisition of each lock is kept in its front
+ * place (below, struct pf_front: one store more); every other lock a
+ * thread takes (after a wait, through the general path, a trylock or a
+ * timed lock, a condition variable's re-lock) is pushed on the thread's
+ * held-lock stack (a few thread-local stores; its unlock pops it).  An
+ * unlock looks at the stack only when the thread has entries on it.
+ * Condition variables: waits, timeouts, signals and broadcasts.
  *
  * What is recorded where: the call site is the return address of the
  * exported pthread call (symbolize.h, SHIM_CALLER()); lock calls with a
- * deadline and trylocks are not counted, and their locks are not on the
- * held-lock stack; a condition variable's wait ends the mutex's hold and
+ * deadline and trylocks are not counted (with the profile, their locks
+ * are on the held-lock stack); a condition variable's wait ends the mutex's hold and
  * starts a new one when it returns (its re-lock is not counted, and that
  * hold is not timed).
  */
@@ -253,13 +262,18 @@ struct pf_count {
  * the slot's count.  A hit is one compare and an increment of the slot's
  * own count, so the counts stay exact and where a flush finds them; an
  * entry is dropped when its slot goes to another lock (pf_count_miss())
- * and all of them when the thread exits.
+ * and all of them when the thread exits.  `pc`: the call site of the
+ * thread's last counted acquisition of the lock, which the deadlock
+ * watchdog shows for a lock that names this thread its holder and is not
+ * on its held-lock stack (pf_front_pc()).
  */
 #define PF_FRONT_BITS 8
 #define PF_FRONT (1 << PF_FRONT_BITS)
 struct pf_front {
 	uintptr_t key;          /* ls_key(), 0 = none */
 	uint64_t *n;            /* its slot's acquisitions (pf_set.n[way]) */
+	uintptr_t pc;           /* the last counted acquisition's call site */
+	uintptr_t unused;       /* (32 bytes: a place is an index shifted by 5) */
 };
 static inline unsigned pf_front_of(uintptr_t key)
 {
@@ -331,6 +345,8 @@ struct pf_pend {
 struct pf_thread {
 	int32_t tid;            /* 0 = free */
 	uint32_t depth;
+	uint64_t self;          /* pthread_self(), as a qrwlock names its writer */
+	const void *rd;         /* the drop-in's table of the read locks it holds */
 	uint64_t wait_seq;
 	uintptr_t wait_lock;
 	uintptr_t wait_pc;
@@ -363,11 +379,13 @@ extern uint32_t pf_threads_used;
 /* ---- the hooks' inline paths (entry.h) ------------------------------------
  * An acquisition that did not wait and a release are the calls every lock
  * operation makes while the statistics are on: their usual cases (a lock
- * with a counter slot in the thread's record; the release of the lock the
- * thread took last, its hold not timed) are inline here, so that they cost
- * the lock call no further call.
+ * whose counter slot is in front; a release while nothing is on the
+ * thread's held-lock stack) are inline here, so that they cost the lock
+ * call no further call.
  */
 extern __thread struct pf_thread *pf_self __attribute__((tls_model("initial-exec")));
+/* pf_self->depth, for the unlocks' test (0 without a record). */
+extern __thread uint32_t pf_pushed __attribute__((tls_model("initial-exec")));
 
 static inline uint64_t ls_hash(uintptr_t key)
 {
@@ -436,10 +454,11 @@ static inline void pf_push(struct pf_thread *t, const volatile void *lock, enum 
 	/* Release: the entry before the depth that covers it (pairs with
 	 * the watchdog's acquire of depth). */
 	qa_write_release(&t->depth, d + 1);
+	pf_pushed = d + 1;
 }
 
 void lockstat_acquired_slow(const volatile void *lock, enum lockstat_kind kind,
-			    const void *pc);
+			    const void *pc, bool push);
 /* A contended acquisition whose wait found the owner off the CPU by its
  * own call (qc_off_cpu_waits): counted for the report as the event
  * owner_off_cpu of class `other` (the drop-in's own), in the thread's own
@@ -454,29 +473,31 @@ void lockstat_waited_timed(const volatile void *lock, enum lockstat_kind kind, c
 void lockstat_release_slow(struct pf_thread *t, const volatile void *lock);
 
 /* Count one acquisition of `lock`, made by the call at `pc`, that did not
- * wait (and, profiling, push it on the held-lock stack): its usual case, a
- * lock whose slot is in front (struct pf_front), inline.  `profile`:
- * shim_profile_on, as the caller has it (an inline path: its
- * SHIM_FAST_PROFILE bit). */
+ * wait, and keep pc in its front place (and, `push`, push it on the
+ * held-lock stack): its usual case, a lock whose slot is in front (struct
+ * pf_front), inline.  `push`: shim_profile_on, or false from an inline
+ * path, whose locks name their holder themselves (top of this file). */
 static inline __attribute__((always_inline)) void
 lockstat_acquired_as(const volatile void *lock, enum lockstat_kind kind, const void *pc,
-		     bool profile)
+		     bool push)
 {
 	struct pf_thread *t = pf_self;
 
 	if (qa_likely(t != NULL)) {
 		uintptr_t key = ls_key(lock, kind);
-		const struct pf_front *f = &t->front[pf_front_of(key)];
+		struct pf_front *f = &t->front[pf_front_of(key)];
 
+		__asm__("" : "+r"(f)); /* one address for its three fields */
 		if (qa_likely(f->key == key)) {
 			qa_stat_add(f->n, 1); /* ours alone; a report reads it */
+			qa_write(&f->pc, (uintptr_t)pc); /* the watchdog reads it */
 			/* The hold is not timed: no row needed at its release. */
-			if (profile)
+			if (push)
 				pf_push(t, lock, kind, pc, NULL, 0);
 			return;
 		}
 	}
-	lockstat_acquired_slow(lock, kind, pc);
+	lockstat_acquired_slow(lock, kind, pc, push);
 }
 
 static inline __attribute__((always_inline)) void
@@ -484,6 +505,10 @@ lockstat_acquired(const volatile void *lock, enum lockstat_kind kind, const void
 {
 	lockstat_acquired_as(lock, kind, pc, shim_profile_on);
 }
+
+/* Profile: a lock taken by a trylock or a timed lock call (not counted),
+ * on the held-lock stack. */
+void lockstat_held(const volatile void *lock, enum lockstat_kind kind, const void *pc);
 
 /* One draw of the sampling: true 1 in PF_SAMPLE times. */
 static inline bool pf_sampled(struct pf_thread *t)
@@ -551,28 +576,15 @@ static inline void lockstat_waited(const volatile void *lock, enum lockstat_kind
 }
 
 /* An unlock of `lock` by this thread, before the lock is released;
- * `profile` as in lockstat_acquired_as(). */
+ * `profile`: shim_profile_on, as the caller has it (an inline path: its
+ * SHIM_FAST_PROFILE bit).  The usual case: nothing on the held-lock
+ * stack, nothing to do (pf_pushed is 0 without a record). */
 static inline __attribute__((always_inline)) void lockstat_release_as(const volatile void *lock,
 								      bool profile)
 {
-	struct pf_thread *t;
-
-	if (!profile || !(t = pf_self))
+	if (!profile || qa_likely(pf_pushed == 0))
 		return;
-	/* The usual case: the lock last taken, its hold not timed. */
-	uint32_t d = t->depth;
-
-	if (qa_likely(d != 0)) {
-		const struct pf_held *top = &t->held[d - 1];
-
-		if (qa_likely(top->lock == (uintptr_t)lock)) { /* not PF_HELD_TIMED */
-			/* Release: pairs with the watchdog's acquire of
-			 * depth, as in pf_push(). */
-			qa_write_release(&t->depth, d - 1);
-			return;
-		}
-	}
-	lockstat_release_slow(t, lock);
+	lockstat_release_slow(pf_self, lock);
 }
 
 static inline __attribute__((always_inline)) void lockstat_release(const volatile void *lock)
@@ -608,6 +620,37 @@ static inline __attribute__((always_inline)) void lockstat_release(const volatil
 	}                                                                 \
 	err_;                                                             \
 })
+
+/*
+ * The holders the lock objects name (the drop-in's, mutex.c and rwlock.c),
+ * for the profile's deadlock watchdog.  `peek`: the object may be another
+ * thread's and gone (shim_peek(), deadlock.h); else it is this thread's
+ * own, or the lock it is about to wait for.  0 / false: none named (free,
+ * or an algorithm or kind whose word does not name it).
+ */
+int32_t shim_mutex_owner(const volatile void *m, bool peek);       /* its tid */
+bool shim_rwlock_writer(const volatile void *r, bool peek, int32_t *tid, uint64_t *self);
+/* The read locks a thread holds: the address of its table (its own,
+ * shim_rd_table()), read into *v. */
+#define SHIM_RD_VIEW 8
+struct shim_rd_view {
+	uint32_t n, spill;      /* spill: more, not named */
+	uintptr_t lock[SHIM_RD_VIEW];
+};
+const void *shim_rd_table(void);
+bool shim_rd_read(const void *table, bool peek, struct shim_rd_view *v);
+
+/* The call site of thread t's last counted acquisition of the lock, if
+ * its front place still holds it (else 0). */
+static inline uintptr_t pf_front_pc(const struct pf_thread *t, const volatile void *lock,
+				    enum lockstat_kind kind)
+{
+	uintptr_t key = ls_key(lock, kind);
+	const struct pf_front *f = &t->front[pf_front_of(key)];
+	uintptr_t pc = qa_read(&f->pc);
+
+	return qa_read(&f->key) == key ? pc : 0;
+}
 
 /* The per-thread records and the statistics' clock (ticks.h): once, before
  * the statistics turn on. */

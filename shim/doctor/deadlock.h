@@ -17,6 +17,7 @@
 #ifndef QLOCK_SHIM_DEADLOCK_H
 #define QLOCK_SHIM_DEADLOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,13 @@ typedef unsigned (*dl_snapshot_fn)(struct dl_view *v, unsigned max);
 /* Describe a lock for the report (e.g. "first locked at f (x.c:3)"), or
  * leave buf empty; may be NULL. */
 typedef void (*dl_describe_fn)(uintptr_t lock, uint32_t kind, char *buf, size_t len);
+
+/* Copy n bytes at src, which another thread may have freed or unmapped
+ * meanwhile, to dst: false when they cannot be read.  For a snapshot
+ * function that reads lock objects (process_vm_readv(2) on this process,
+ * which fails on an unmapped page; where that call is refused, a plain
+ * copy). */
+bool shim_peek(void *dst, const volatile void *src, size_t n);
 
 /* Register the source (reads QLOCK_DEADLOCK_AFTER; at set-up). */
 void shim_deadlock_setup(dl_snapshot_fn snap, dl_describe_fn describe);

@@ -712,12 +712,82 @@ static void profile_emit(void)
 		free(buf);
 }
 
+/* The holder thread j's entry for `lock` in kind `kind`, added to its
+ * view (its front's call site) unless the view has the lock already. */
+static void pf_view_add(struct dl_view *v, struct pf_thread *const *rec, unsigned j,
+			uintptr_t lock, uint32_t kind)
+{
+	struct dl_view *h = &v[j];
+
+	for (unsigned k = 0; k < h->nheld; k++)
+		if (h->held[k].lock == lock)
+			return;
+	if (h->nheld >= DL_HELD)
+		return;
+	h->held[h->nheld++] = (struct dl_held){
+		lock, pf_front_pc(rec[j], (const void *)lock, (enum lockstat_kind)kind), kind };
+}
+
+/*
+ * The holders the lock objects name, of each lock a thread waits for: the
+ * locks the inline paths took are on no stack (contention.h).  A holder
+ * counts only as one of the views (a thread that waits: one that does
+ * not ends the chain, as a running holder does) and never for a wait of
+ * its own (a thread that has just taken the lock it waited for is still
+ * seen waiting for it for a few instructions; a thread that waits for a
+ * lock it holds itself has put that hold on its stack before the wait:
+ * pf_stack_own()).  A view's thread is blocked while its view holds, so
+ * these are read after the views and before their sequences are read
+ * again (pf_snapshot()).
+ */
+static void pf_view_holders(struct dl_view *v, struct pf_thread *const *rec, unsigned n)
+{
+	static struct shim_rd_view rd[DL_THREADS];
+	static bool rd_read[DL_THREADS], rd_ok[DL_THREADS];
+
+	memset(rd_read, 0, n * sizeof(rd_read[0]));
+	for (unsigned i = 0; i < n; i++) {
+		uintptr_t lock = v[i].wait_lock;
+		uint32_t kind = v[i].wait_kind;
+		int32_t tid = 0;
+		uint64_t self = 0;
+
+		if (!lock)
+			continue;
+		if (kind == DL_MUTEX)
+			tid = shim_mutex_owner((const void *)lock, true);
+		else if (kind != DL_RWLOCK_READ && kind != DL_RWLOCK_WRITE)
+			continue;
+		else
+			(void)shim_rwlock_writer((const void *)lock, true, &tid, &self);
+		for (unsigned j = 0; j < n; j++) {
+			if (j == i || !v[j].wait_lock)
+				continue;
+			if ((tid && v[j].tid == tid) || (self && qa_read(&rec[j]->self) == self))
+				pf_view_add(v, rec, j,
+					    lock, kind == DL_MUTEX ? DL_MUTEX : DL_RWLOCK_WRITE);
+			if (kind == DL_MUTEX)
+				continue;
+			if (!rd_read[j]) {
+				rd_read[j] = true;
+				rd_ok[j] = shim_rd_read(qa_read(&rec[j]->rd), true, &rd[j]);
+			}
+			for (uint32_t k = 0; rd_ok[j] && k < rd[j].n && k < SHIM_RD_VIEW; k++)
+				if (rd[j].lock[k] == lock)
+					pf_view_add(v, rec, j, lock, DL_RWLOCK_READ);
+		}
+	}
+}
+
 static unsigned pf_snapshot(struct dl_view *v, unsigned max)
 {
+	static struct pf_thread *rec[DL_THREADS];
 	unsigned n = 0;
 
 	uint32_t used = qa_read_acquire(&pf_threads_used);
 
+	if (max > DL_THREADS)
+		max = DL_THREADS;
 	for (uint32_t i = 0; i < used && n < max; i++) {
 		struct pf_thread *t = &pf_threads[i];
 		struct dl_view *o = &v[n];
@@ -725,6 +795,7 @@ static unsigned pf_snapshot(struct dl_view *v, unsigned max)
 
 		if (!tid)
 			continue;
+		rec[n] = t;
 		/* Pairs with the release of wait_seq in lockstat_wait_begin(). */
 		uint64_t s1 = qa_read_acquire(&t->wait_seq);
 		o->tid = tid;
@@ -749,6 +820,13 @@ static unsigned pf_snapshot(struct dl_view *v, unsigned max)
 		if (o->wait_lock || o->nheld)
 			n++;
 	}
+	pf_view_holders(v, rec, n);
+	/* A thread that is no longer in the wait its view shows may have
+	 * let go of what it held: its view no longer holds. */
+	qa_smp_rmb();
+	for (unsigned i = 0; i < n; i++)
+		if (v[i].wait_lock && qa_read(&rec[i]->wait_seq) != v[i].wait_seq)
+			v[i].wait_lock = 0;
 	return n;
 }
 

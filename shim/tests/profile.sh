@@ -5,7 +5,8 @@
 # offset (stripped) or its .dynsym name (stripped, -rdynamic); the JSON
 # parses and holds the same, with exact per-lock acquisition counts (300
 # mutexes taken in turn); a live ABBA deadlock is reported with both
-# threads' sites; --stats keeps its table and shows the internal counters
+# threads' sites, each holder named with where it locked its lock,
+# whichever --mutex or --rwlock serves it; --stats keeps its table and shows the internal counters
 # only with --verbose; waits of 50 ms read between 50 ms and the
 # waiter's own measure.
 #   profile.sh RUN SOURCE PROG PROG_NODEBUG PROG_STRIPPED PROG_RDYNAMIC_STRIPPED
@@ -20,6 +21,8 @@ line_of() { grep -n "$1" "$src" | head -n 1 | cut -d: -f1; }
 hot=$(line_of HOT_LOCK_LINE) first=$(line_of HOT_FIRST_LINE)
 a1=$(line_of A_FIRST_LINE) a2=$(line_of A_SECOND_LINE)
 b1=$(line_of B_FIRST_LINE) b2=$(line_of B_SECOND_LINE)
+t1=$(line_of TRY_FIRST_LINE) mh=$(line_of M_HOLD_LINE)
+rwr=$(line_of RW_HOLD_R_LINE) rww=$(line_of RW_HOLD_W_LINE)
 cw=$(line_of COND_WAIT_LINE)
 
 # Every run bounded: a hang fails the test instead of stalling it.
@@ -168,6 +171,50 @@ else
 	bad "deadlock: no report in 60 s"
 	cat "$work/r"
 fi
+
+# 6b. Each holder of a deadlock's locks named, with where it locked them,
+#     whichever algorithm serves the lock: the locks the inline paths take
+#     (the tp mutex; the qrwlock's and the tp rwlock's writers and readers)
+#     by what the lock objects name, the others (qspinlock and glibc
+#     mutexes, rwsem and glibc rwlocks, a trylock's lock) by the held-lock
+#     stacks.
+dl_run() { # label, qlock-run options and program arguments...
+	label=$1
+	shift
+	rm -f "$work/r" # not the last run's report, while this one starts
+	"$run" --profile --deadlock-after=1 "$@" >"$work/o" 2>"$work/r" &
+	pid=$!
+	n=0
+	while [ $n -lt 600 ] && ! grep -q "hint: take these locks" "$work/r" 2>/dev/null; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	kill -9 $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	grep -q "deadlock: 2 threads" "$work/r" || { bad "$label: no report in 60 s"; cat "$work/r"; }
+}
+expect_re() { # label, file, extended regex
+	if grep -qE -- "$3" "$2"; then ok "$1: $3"; else
+		bad "$1: nothing matches '$3' in the report"; sed 's/^/     | /' "$2"; fi
+}
+for m in tp qspinlock glibc; do
+	dl_run "abba --mutex=$m" --mutex=$m -- "$prog" abba
+	expect_re "abba --mutex=$m" "$work/r" "held by thread [0-9]+ \(mutex\), locked at a_then_b \(profile_prog.c:$a1\)"
+	expect_re "abba --mutex=$m" "$work/r" "held by thread [0-9]+ \(mutex\), locked at b_then_a \(profile_prog.c:$b1\)"
+done
+dl_run "tryab" -- "$prog" tryab
+expect_re "tryab" "$work/r" "held by thread [0-9]+ \(mutex\), locked at try_a_then_b \(profile_prog.c:$t1\)"
+expect_re "tryab" "$work/r" "held by thread [0-9]+ \(mutex\), locked at b_then_a \(profile_prog.c:$b1\)"
+for r in qrwlock tp rwsem glibc; do
+	dl_run "rwab read write --rwlock=$r" --rwlock=$r -- "$prog" rwab read write
+	expect_re "rwab read write --rwlock=$r" "$work/r" "waits for rwlock \(write\)"
+	expect_re "rwab read write --rwlock=$r" "$work/r" "held by thread [0-9]+ \(rwlock \(read\)\), locked at rw_then_m \(profile_prog.c:$rwr\)"
+	expect_re "rwab read write --rwlock=$r" "$work/r" "held by thread [0-9]+ \(mutex\), locked at m_then_rw \(profile_prog.c:$mh\)"
+	dl_run "rwab write read --rwlock=$r" --rwlock=$r -- "$prog" rwab write read
+	expect_re "rwab write read --rwlock=$r" "$work/r" "waits for rwlock \(read\)"
+	expect_re "rwab write read --rwlock=$r" "$work/r" "held by thread [0-9]+ \(rwlock \(write\)\), locked at rw_then_m \(profile_prog.c:$rww\)"
+	expect_re "rwab write read --rwlock=$r" "$work/r" "held by thread [0-9]+ \(mutex\), locked at m_then_rw \(profile_prog.c:$mh\)"
+done
 
 # 7. --stats: its table first, with the sites; counters only with --verbose.
 bounded "$run" --stats -- "$prog" hot 2 5000 >"$work/o" 2>"$work/r" || bad "--stats: exit status"

@@ -13,6 +13,8 @@
  *     Two threads take two mutexes in opposite orders, each after the
  *     other has taken its first: a deadlock, for the watchdog to report
  *     (the test kills the program).
+ *   profile_prog tryab, rwab read|write read|write
+ *     The same, with a trylock, or through an rwlock (below).
  *   profile_prog spread [THREADS [ITERS]], many [THREADS [PASSES]]
  *     Mutexes taken in turn (below).
  *   profile_prog slow [ROUNDS]
@@ -182,6 +184,75 @@ static int abba_main(void)
 
 	pthread_create(&a, NULL, run_a, NULL);
 	pthread_create(&b, NULL, run_b, NULL);
+	printf("started\n");
+	fflush(stdout);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	printf("no deadlock\n");
+	return 1;
+}
+
+/* ---- tryab, rwab ----------------------------------------------------------
+ *   profile_prog tryab
+ *     abba, with thread 1's first mutex taken by a trylock.
+ *   profile_prog rwab read|write read|write
+ *     thread 1 takes an rwlock (for reading or writing: the first word),
+ *     then a mutex; thread 2 takes the mutex, then the rwlock (the second
+ *     word): an ABBA deadlock through an rwlock.
+ * The watchdog names each lock's holder and where it locked it.
+ */
+
+__attribute__((noinline)) void try_a_then_b(void)
+{
+	while (pthread_mutex_trylock(&lock_a) != 0) /* TRY_FIRST_LINE */
+		sched_yield();
+	both_taken();
+	pthread_mutex_lock(&lock_b);
+	pthread_mutex_unlock(&lock_b);
+	pthread_mutex_unlock(&lock_a);
+	__asm__ volatile("" ::: "memory");
+}
+
+static pthread_rwlock_t rwab_rw = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_mutex_t rwab_m = PTHREAD_MUTEX_INITIALIZER;
+static int rwab_hold_write, rwab_wait_write;
+
+__attribute__((noinline)) void rw_then_m(void)
+{
+	if (rwab_hold_write)
+		pthread_rwlock_wrlock(&rwab_rw); /* RW_HOLD_W_LINE */
+	else
+		pthread_rwlock_rdlock(&rwab_rw); /* RW_HOLD_R_LINE */
+	both_taken();
+	pthread_mutex_lock(&rwab_m);
+	pthread_mutex_unlock(&rwab_m);
+	pthread_rwlock_unlock(&rwab_rw);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void m_then_rw(void)
+{
+	pthread_mutex_lock(&rwab_m); /* M_HOLD_LINE */
+	both_taken();
+	if (rwab_wait_write)
+		pthread_rwlock_wrlock(&rwab_rw);
+	else
+		pthread_rwlock_rdlock(&rwab_rw);
+	pthread_rwlock_unlock(&rwab_rw);
+	pthread_mutex_unlock(&rwab_m);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void *run_try_a(void *arg) { (void)arg; try_a_then_b(); return NULL; }
+static void *run_rw_m(void *arg) { (void)arg; rw_then_m(); return NULL; }
+static void *run_m_rw(void *arg) { (void)arg; m_then_rw(); return NULL; }
+
+static int pair_main(void *(*one)(void *), void *(*two)(void *))
+{
+	pthread_t a, b;
+
+	pthread_create(&a, NULL, one, NULL);
+	pthread_create(&b, NULL, two, NULL);
 	printf("started\n");
 	fflush(stdout);
 	pthread_join(a, NULL);
@@ -451,6 +522,13 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && strcmp(argv[1], "abba") == 0)
 		return abba_main();
+	if (argc > 1 && strcmp(argv[1], "tryab") == 0)
+		return pair_main(run_try_a, run_b);
+	if (argc > 3 && strcmp(argv[1], "rwab") == 0) {
+		rwab_hold_write = strcmp(argv[2], "write") == 0;
+		rwab_wait_write = strcmp(argv[3], "write") == 0;
+		return pair_main(run_rw_m, run_m_rw);
+	}
 	if (argc > 1 && strcmp(argv[1], "slow") == 0) {
 		int rounds = argc > 2 ? atoi(argv[2]) : 1;
 
@@ -458,7 +536,8 @@ int main(int argc, char **argv)
 			return 2;
 		return slow_main(rounds);
 	}
-	fprintf(stderr, "usage: profile_prog hot [THREADS [ITERS]] | abba | spread [THREADS [ITERS]]"
+	fprintf(stderr, "usage: profile_prog hot [THREADS [ITERS]] | abba | tryab"
+		" | rwab read|write read|write | spread [THREADS [ITERS]]"
 		" | many [THREADS [PASSES]] | slow [ROUNDS]\n");
 	return 2;
 }

@@ -20,8 +20,10 @@
  * Every read is bounds-checked (dwarf.h's reader); a unit that does not
  * read whole gives no inlined calls.  No recursion: the entry tree is
  * walked with a depth counter (at most DEPTH_MAX); an abbreviation has at
- * most ATTRS_MAX attributes, a range list at most LIST_MAX entries, so a
- * hostile file costs time linear in its size.  Memory comes from mmap,
+ * most ATTRS_MAX attributes, a range list at most LIST_MAX entries, and a
+ * look-up does at most WORK_MAX steps (an attribute, a range, a unit
+ * header, an abbreviation looked at), so that a hostile file costs a
+ * bounded time: past it, no inlined calls.  Memory comes from mmap,
  * not malloc: the deadlock watchdog symbolizes while the program's
  * threads (its malloc's locks included) may be stuck.
  *
@@ -128,6 +130,21 @@ enum {
 #define RANGES_MAX (1u << 18)   /* inlined ranges kept of one unit */
 #define UNITS_KEPT 8
 #define KEPT_BYTES (32u << 20)  /* all units' tables */
+#define WORK_MAX (1u << 26)     /* steps of one look-up */
+
+/* The steps left to this look-up (shim_dwarf_inline() sets it; the
+ * caller serialises look-ups). */
+static uint32_t work_left;
+
+static bool work(uint32_t n)
+{
+	if (work_left < n) {
+		work_left = 0;
+		return false;
+	}
+	work_left -= n;
+	return true;
+}
 
 /* ---- units and their abbreviations ---------------------------------------- */
 
@@ -166,7 +183,7 @@ static bool abbrev_next(struct rd *r, struct abbrev *a)
 	for (;;) {
 		uint64_t at = rd_uleb(r), form = rd_uleb(r);
 
-		if (r->bad || n++ > ATTRS_MAX) {
+		if (r->bad || n++ > ATTRS_MAX || !work(1)) {
 			r->bad = true;
 			return false;
 		}
@@ -228,6 +245,8 @@ static const struct abbrev *abbrev_get(const struct abbrevs *t, uint64_t code)
 {
 	if (code - 1 < t->n && t->v[code - 1].code == code)
 		return &t->v[code - 1];
+	if (!work(t->n > UINT32_MAX ? UINT32_MAX : (uint32_t)t->n))
+		return NULL;
 	for (size_t i = 0; i < t->n; i++)
 		if (t->v[i].code == code)
 			return &t->v[i];
@@ -408,7 +427,7 @@ static bool die_read(struct rd *r, const struct unit *u, const struct abbrev *a,
 		int64_t implicit = 0;
 		struct val v;
 
-		if (s.bad)
+		if (s.bad || !work(1))
 			return false;
 		if (at == 0 && form == 0)
 			return !r->bad;
@@ -450,7 +469,7 @@ static bool ranges_v4(const struct unit *u, uint64_t off, range_fn fn, void *ctx
 	if (!s->p || off >= s->size)
 		return false;
 	struct rd r = { s->p + off, s->p + s->size, false };
-	for (unsigned i = 0; i < LIST_MAX; i++) {
+	for (unsigned i = 0; i < LIST_MAX && work(1); i++) {
 		uint64_t a = rd_u(&r, u->addr_size), b = rd_u(&r, u->addr_size);
 
 		if (r.bad || (a == 0 && b == 0))
@@ -496,7 +515,7 @@ static bool ranges_v5(const struct unit *u, const struct val *v, range_fn fn, vo
 	if (off >= s->size)
 		return false;
 	struct rd r = { s->p + off, s->p + s->size, false };
-	for (unsigned i = 0; i < LIST_MAX; i++) {
+	for (unsigned i = 0; i < LIST_MAX && work(1); i++) {
 		unsigned kind = (unsigned)rd_u(&r, 1);
 		uint64_t a = 0, b = 0;
 		bool range = true;
@@ -624,7 +643,7 @@ static bool aranges_unit(const struct dwarf *d, uint64_t addr, uint64_t *off)
 {
 	struct rd all = { d->aranges.p, d->aranges.p + d->aranges.size, false };
 
-	while (d->aranges.p && all.p < all.end && !all.bad) {
+	while (d->aranges.p && all.p < all.end && !all.bad && work(1)) {
 		const uint8_t *start = all.p;
 		unsigned offsize = 4;
 		uint64_t len = rd_u(&all, 4);
@@ -646,7 +665,7 @@ static bool aranges_unit(const struct dwarf *d, uint64_t addr, uint64_t *off)
 		/* the tuples start at a multiple of twice the address size */
 		size_t used = (size_t)(r.p - start), tuple = 2 * asize;
 		rd_skip(&r, (tuple - used % tuple) % tuple);
-		while (!r.bad) {
+		while (!r.bad && work(1)) {
 			uint64_t a = rd_u(&r, asize), n = rd_u(&r, asize);
 
 			if (r.bad || (a == 0 && n == 0))
@@ -673,7 +692,7 @@ static bool unit_of(const struct dwarf *d, uint64_t addr, struct unit *u)
 	for (off = 0;;) {
 		int k = unit_header(d, off, u);
 
-		if (k < 0)
+		if (k < 0 || !work(1))
 			return false;
 		if (k == 1 && unit_root(u, &root) && die_ranges(u, &root, holds, &h))
 			return true;
@@ -752,7 +771,7 @@ static bool unit_walk(const struct unit *u, struct sink *s)
 		const struct abbrev *a;
 		struct die e;
 
-		if (r.bad)
+		if (r.bad || !work(1))
 			break;
 		if (code == 0) {        /* the end of a list of children */
 			if (depth == 0)
@@ -864,7 +883,7 @@ static bool unit_at(const struct dwarf *d, uint64_t off, struct unit *u)
 	for (uint64_t at = 0;;) {
 		int k = unit_header(d, at, u);
 
-		if (k < 0)
+		if (k < 0 || !work(1))
 			return false;
 		if (off < u->next)
 			return k == 1 && off >= (uint64_t)(u->dies - d->info.p) && unit_root(u, &root);
@@ -933,6 +952,7 @@ bool shim_dwarf_inline(const struct dwarf *d, uint64_t addr, struct shim_inline 
 	struct unit_kept *k;
 
 	in->n = 0;
+	work_left = WORK_MAX;
 	if (!d->info.p || !d->abbrev.p || !unit_of(d, addr, &u) || !u.have_stmt_list)
 		return false;
 	k = unit_kept(&u);

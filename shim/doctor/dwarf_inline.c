@@ -127,9 +127,16 @@ enum {
 #define DEPTH_MAX 1024          /* entry tree depth */
 #define ATTRS_MAX 256           /* attributes of one abbreviation */
 #define LIST_MAX 65536          /* entries of one range list */
+/* (a test builds this file with smaller ones: shim/tests/dwarf_read.c) */
+#ifndef RANGES_MAX
 #define RANGES_MAX (1u << 18)   /* inlined ranges kept of one unit */
+#endif
+#ifndef UNITS_KEPT
 #define UNITS_KEPT 8
+#endif
+#ifndef KEPT_BYTES
 #define KEPT_BYTES (32u << 20)  /* all units' tables */
+#endif
 #define WORK_MAX (1u << 26)     /* steps of one look-up */
 
 /* The steps left to this look-up (shim_dwarf_inline() sets it; the

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The lock doctor's reader of inlined calls (shim/doctor/dwarf_inline.c)
+ * on an ELF file, outside a process: for every STEP-th address of the
+ * file's .text, the inlined calls around it, outermost first, each as
+ * "function file:line" (its call site), then the line table's row, in
+ * the form `addr2line -i` gives them (innermost first there).  Built
+ * twice (dwarf_read.sh): with the reader's limits, and with tiny ones
+ * (a unit's table holds 64 ranges, 2 units kept, 40 KB in all), so that
+ * its other paths run (a unit walked again at each look-up, tables
+ * dropped): both must print the same.
+ *   dwarf_read ELF-FILE [STEP]
+ */
+#include "symbolize.c"
+
+int main(int argc, char **argv)
+{
+	struct elf_file f;
+	struct dwarf d;
+	unsigned long step = argc > 2 ? strtoul(argv[2], NULL, 0) : 1, lines = 0;
+
+	if (argc < 2 || !step || !elf_open(&f, argv[1])) {
+		fprintf(stderr, "usage: dwarf_read ELF-FILE [STEP]\n");
+		return 2;
+	}
+	dwarf_of(&f, &d);
+	unsigned idx = UINT_MAX;
+	(void)elf_sec(&f, ".text", &idx);
+	if (idx >= f.shnum)
+		return 2;
+	uint64_t lo = f.sh[idx].sh_addr, hi = lo + f.sh[idx].sh_size;
+	for (uint64_t a = lo; a < hi; a += step) {
+		const char *file = "??";
+		unsigned line = 0;
+		struct shim_inline in;
+		char row[300];
+
+		if (!line_lookup(&d, a, &file, &line))
+			file = "??", line = 0;
+		snprintf(row, sizeof(row), "%s:%u", file, line);
+		if (!shim_dwarf_inline(&d, a, &in))
+			continue;
+		printf("0x%016llx", (unsigned long long)a);
+		for (unsigned k = 0; k < in.n; k++) {
+			const char *cf = line_file_at(&d, in.stmt_list, in.call[k].file);
+
+			printf(" | %s:%u %s", cf ? cf : "??", in.call[k].line,
+			       in.call[k].name ? in.call[k].name : "??");
+		}
+		if (in.more)
+			printf(" | ...");
+		else
+			printf(" | %s", row);
+		printf("\n");
+		lines++;
+	}
+	fprintf(stderr, "dwarf_read: %lu addresses in inlined code\n", lines);
+	return 0;
+}

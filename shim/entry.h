@@ -40,23 +40,24 @@
 })
 
 /*
- * A blocking acquisition as SHIM_LOCK(), whose lockdep path first runs
- * `inltry` (the inline path's code where it applies, true when it took
- * the lock, never an error) while the statistics are off: a lock taken
- * there never waited, and lockdep checks and records it in one call
- * (lockdep_took(), lockdep.h).
+ * A blocking acquisition that its inline path did not take (out of line,
+ * SHIM_LOCK_CALLS): with lockdep's checks on, `inltry` first (the inline
+ * path's code where it applies, true when it took the lock, never an
+ * error) while the statistics are off: a lock taken there never waited,
+ * and lockdep checks and records it in one call (lockdep_took(),
+ * lockdep.h); else `call` (0 or an error) with the checks around it.
+ * `pc`: the program's call site (this runs in a function of its own, so
+ * LOCKDEP_PC() would name the entry point).
  */
-#define SHIM_LOCK_FIRST(lock, fast, obj, inltry, call) __extension__({       \
+#define SHIM_LOCK_BLOCKING(lock, obj, pc, inltry, call) __extension__({      \
 	int shim_err_ = 0;                                                   \
-	if (!(fast)) {                                                       \
-		if (!SHIM_LOCKDEP_ON())                                      \
-			shim_err_ = (call);                                  \
-		else if (!qa_read(&shim_stats_on) && (inltry))               \
-			lockdep_took((lock), (obj), LOCKDEP_PC());           \
-		else                                                         \
-			shim_err_ = LOCKDEP_ACQUIRE((lock), (obj), LD_BLOCK, \
-						    (call));                 \
-	}                                                                    \
+	if (!SHIM_LOCKDEP_ON())                                              \
+		shim_err_ = (call);                                          \
+	else if (!qa_read(&shim_stats_on) && (inltry))                       \
+		lockdep_took((lock), (obj), (uintptr_t)(pc));                \
+	else                                                                 \
+		shim_err_ = LOCKDEP_ACQUIRE_AT((lock), (obj), LD_BLOCK,      \
+					       (uintptr_t)(pc), (call));     \
 	shim_err_;                                                           \
 })
 
@@ -99,6 +100,14 @@
 #define SHIM_FAST_TAKEN   1
 #define SHIM_FAST_MISSED  0
 #define SHIM_FAST_NONE  (-1)
+/* Taken, and the statistics or lockdep must be told: SHIM_FAST_TOLD plus
+ * the shim_*_fast bits the inline path read (so the telling, out of line,
+ * acts on the switches the take saw). */
+#define SHIM_FAST_TOLD    2
+#define SHIM_FAST_TELL(f) (SHIM_FAST_TOLD + (int)(f))
+/* Codes below SHIM_FAST_NONE are the lock's own: work its inline path
+ * left to its `finish` (SHIM_LOCK_CALLS), so that it calls nothing. */
+#define SHIM_FAST_OWN   (-2)
 
 /*
  * A timed call's deadline: glibc's <pthread.h> declares it nonnull, so the
@@ -115,20 +124,27 @@ static inline const struct timespec *shim_deadline(const struct timespec *abs)
  * The four acquisition calls of one lock mode, all alike: NAME (blocking),
  * TRY, TIMED (CLOCK_REALTIME deadline) and CLOCK (the caller's clock), on
  * an object of type T.  `fast(l)` is TRY's inline uncontended path (true
- * when it took the lock), `lock_fast(l, pc)` NAME's (SHIM_FAST_*; it
- * counts what it takes against pc while the statistics count);
+ * when it took the lock), `lock_fast(l)` NAME's (SHIM_FAST_*: it only
+ * takes; what it took while the statistics count or lockdep checks is
+ * told out of line, counted against the call site);
+ * `finish(l, fast_)` (out of line) turns a code of the lock's own (below
+ * SHIM_FAST_NONE: what the inline path left undone so that it calls
+ * nothing) into one of the others;
  * `acquire(l, mode, clk, abs)` the general one (mode 0 block, 1 try, 2
- * timed; a NULL abs is no deadline, as in glibc); `obj` the lockdep object, `kind` the statistics' kind.  NAME's
- * general path (out of line, so that the fast path stays small) is
- * NAME_general, counted by the statistics: its first try is
+ * timed; a NULL abs is no deadline, as in glibc); `obj` the lockdep object, `kind` the statistics' kind.
+ *
+ * NAME is the inline path and a tail call: everything else (the telling,
+ * lockdep's checks, the wait) is NAME_slow's, out of line, so that the
+ * uncontended call saves no register and builds no frame.  NAME's general
+ * path is NAME_general, counted by the statistics: its first try is
  * `first_try(l, missed)` (0 or EBUSY; `missed`: the inline path has just
  * found the lock held); TRY and the timed calls are not counted
  * (contention.h).  `inline_try(l)`: the inline path's code where it
  * applies whatever the switches say (true when it took the lock), the
- * first try with lockdep's checks on (SHIM_LOCK_FIRST).
+ * first try with lockdep's checks on (SHIM_LOCK_BLOCKING).
  */
-#define SHIM_LOCK_CALLS(T, NAME, TRY, TIMED, CLOCK, fast, lock_fast, acquire, \
-			first_try, inline_try, obj, kind)                    \
+#define SHIM_LOCK_CALLS(T, NAME, TRY, TIMED, CLOCK, fast, lock_fast, finish, \
+			acquire, first_try, inline_try, obj, kind)           \
 	static __attribute__((noinline)) int NAME##_general(T *l,            \
 							    const void *pc,   \
 							    bool missed)      \
@@ -137,14 +153,33 @@ static inline const struct timespec *shim_deadline(const struct timespec *abs)
 		return SHIM_COUNTED(l, kind, pc, first_try(l, missed),       \
 				    acquire(l, 0, CLOCK_REALTIME, NULL));    \
 	}                                                                    \
+	static __attribute__((noinline)) int NAME##_slow(T *l, const void *pc, \
+							 int fast_)           \
+	{                                                                    \
+		if (fast_ < SHIM_FAST_NONE) {                                \
+			fast_ = finish(l, fast_);                            \
+			if (fast_ == SHIM_FAST_TAKEN)                        \
+				return 0;                                    \
+		}                                                            \
+		if (fast_ >= SHIM_FAST_TOLD) {                               \
+			uint8_t f_ = (uint8_t)(fast_ - SHIM_FAST_TOLD);      \
+			/* an inline path's lock names its holder: no push */ \
+			if (f_ & SHIM_FAST_COUNT)                            \
+				lockstat_acquired_as(l, kind, pc, false);    \
+			else                                                 \
+				lockdep_took(l, obj, (uintptr_t)pc);         \
+			return 0;                                            \
+		}                                                            \
+		return SHIM_LOCK_BLOCKING(l, obj, pc, inline_try(l),         \
+					  NAME##_general(l, pc,              \
+							 fast_ == SHIM_FAST_MISSED)); \
+	}                                                                    \
 	EXPORT int NAME(T *l)                                                \
 	{                                                                    \
-		int shim_fast_;                                              \
-		return SHIM_LOCK_FIRST(l, (shim_fast_ = lock_fast(l, SHIM_CALLER())) \
-						  == SHIM_FAST_TAKEN,        \
-				       obj, inline_try(l),                   \
-				       NAME##_general(l, SHIM_CALLER(),      \
-						      shim_fast_ == SHIM_FAST_MISSED)); \
+		int fast_ = lock_fast(l);                                    \
+		if (qa_likely(fast_ == SHIM_FAST_TAKEN))                     \
+			return 0;                                            \
+		return NAME##_slow(l, SHIM_CALLER(), fast_);                 \
 	}                                                                    \
 	EXPORT int TRY(T *l)                                                 \
 	{                                                                    \

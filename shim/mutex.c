@@ -239,9 +239,10 @@ static inline bool mutex_lock_fast(pthread_mutex_t *m)
 	return qa_likely(tid != 0) && mutex_lock_tp(m, tid);
 }
 
-/* The blocking lock's inline path, counted while the statistics count,
- * told to lockdep while its checks are on: SHIM_FAST_* (entry.h). */
-static inline int mutex_lock_fast_counted(pthread_mutex_t *m, const void *pc)
+/* The blocking lock's inline path: SHIM_FAST_* (entry.h); what it takes
+ * while the statistics count or lockdep's checks are on is told out of
+ * line (SHIM_FAST_TELL). */
+static inline int mutex_lock_fast_counted(pthread_mutex_t *m)
 {
 	uint8_t f = qa_read(&shim_mutex_fast);
 	uint32_t tid = mutex_fast_tid(f, QM(m));
@@ -250,12 +251,8 @@ static inline int mutex_lock_fast_counted(pthread_mutex_t *m, const void *pc)
 		return SHIM_FAST_NONE;
 	if (!mutex_lock_tp(m, tid))
 		return SHIM_FAST_MISSED;
-	if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) { /* one test */
-		if (f & SHIM_FAST_COUNT) /* the word names its holder: no push */
-			lockstat_acquired_as(m, LOCKSTAT_MUTEX, pc, false);
-		else
-			lockdep_took(m, LD_MUTEX, (uintptr_t)pc);
-	}
+	if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) /* one test */
+		return SHIM_FAST_TELL(f);
 	return SHIM_FAST_TAKEN;
 }
 
@@ -306,9 +303,17 @@ static inline bool mutex_lock_inline(pthread_mutex_t *m)
 	return qa_likely(tid != 0) && mutex_lock_tp(m, tid);
 }
 
+/* The mutex's inline path leaves nothing undone (entry.h). */
+static inline int mutex_lock_finish(pthread_mutex_t *m, int fast)
+{
+	(void)m;
+	return fast;
+}
+
 SHIM_LOCK_CALLS(pthread_mutex_t, pthread_mutex_lock, pthread_mutex_trylock,
 		pthread_mutex_timedlock, pthread_mutex_clocklock,
-		mutex_lock_fast, mutex_lock_fast_counted, mutex_acquire,
+		mutex_lock_fast, mutex_lock_fast_counted, mutex_lock_finish,
+		mutex_acquire,
 		mutex_first_try, mutex_lock_inline, LD_MUTEX, LOCKSTAT_MUTEX)
 
 static inline int mutex_unlock_general(pthread_mutex_t *m)

@@ -211,8 +211,14 @@ static inline void rd_track(const void *r)
 static inline void rd_untrack(const void *r)
 {
 	struct rd_held *h = &rd_me;
+	uint32_t n = h->n;
 
-	for (uint32_t i = h->n; i-- > 0;)
+	/* Usually the latest read lock, held once: the table shrinks. */
+	if (qa_likely(n != 0) && h->lock[n - 1] == r && h->count[n - 1] == 1) {
+		h->n = n - 1;
+		return;
+	}
+	for (uint32_t i = n; i-- > 0;)
 		if (h->lock[i] == r) {
 			if (--h->count[i] == 0) {
 				h->n--;
@@ -274,6 +280,15 @@ static int64_t rw_ns_left(clockid_t clk, const struct timespec *abs)
 
 /* ---- read bias ----------------------------------------------------------- */
 
+/* Is the read bias in use in this process?  QLOCK_RWLOCK_BIAS, read once
+ * as the drop-in starts: while it is 0 no lock's bias is ever turned on
+ * and no thread holds a slot, so the inline paths skip every bias check
+ * on this one load. */
+static inline bool rw_bias_used(void)
+{
+	return qa_unlikely(qa_read(&shim_rwlock_bias) != 0);
+}
+
 /*
  * A read unlock by a thread that holds no biased read of the rwlock: if
  * the lock word counts no reader and biased readers may exist, it
@@ -293,10 +308,18 @@ static __attribute__((noinline)) bool rw_bias_unlock_foreign(struct qrw *q)
 
 static inline bool rw_bias_unlock(struct qrw *q)
 {
+	if (!rw_bias_used())
+		return false;
 	if (qc_bravo_read_release(q))
 		return true;
 	return qa_unlikely(qa_read(&q->bias) & (QC_BRAVO_ON | QC_BRAVO_HOLD)) &&
 	       rw_bias_unlock_foreign(q);
+}
+
+/* Must a writer that holds the algorithm's lock revoke the bias? */
+static inline bool rw_bias_must_revoke(struct qrw *q)
+{
+	return rw_bias_used() && qc_bravo_must_revoke(&q->bias);
 }
 
 /* A writer that waits longer than this for biased readers while holding
@@ -316,6 +339,8 @@ static inline uint32_t rw_bias_max(void)
  * the lock so already (it nests). */
 static inline bool rw_bias_read(struct qrw *q)
 {
+	if (!rw_bias_used())
+		return false;
 	return qc_bravo_read_try(q, &q->bias, rw_bias_max()) ||
 	       (qa_unlikely(qc_bravo_me.n != 0) &&
 		qc_bravo_read_nest(q, rw_bias_max()));
@@ -587,6 +612,8 @@ static inline __attribute__((always_inline)) bool rw_rdlock_fast_word(struct qrw
  * bias turned on if due). */
 static inline __attribute__((always_inline)) bool rw_rdlock_fast_alg(struct qrw *q)
 {
+	if (!rw_bias_used())
+		return rw_rdlock_fast_word(q);
 	if (qa_read(&q->bias) & QC_BRAVO_ON) {
 		if (qa_likely(qc_bravo_read_try(q, &q->bias, rw_bias_max())))
 			return true;
@@ -614,12 +641,12 @@ static inline __attribute__((always_inline)) bool rw_wrlock_fast_alg(struct qrw 
 	if (shim_ralg == RALG_QRWLOCK) {
 		uint64_t me = self_id_cached(); /* 0: the general path fills it */
 
-		if (qa_unlikely(me == 0) || qc_bravo_must_revoke(&q->bias) ||
+		if (qa_unlikely(me == 0) || rw_bias_must_revoke(q) ||
 		    !qrw_cur_write_lock_fast((qlock_rwlock_t *)q->alg))
 			return false;
 		/* A reader may have turned the bias on just before its
 		 * unlock let us in: the general path revokes it. */
-		if (qc_bravo_must_revoke(&q->bias)) {
+		if (rw_bias_must_revoke(q)) {
 			qlock_write_unlock((qlock_rwlock_t *)q->alg);
 			return false;
 		}
@@ -628,10 +655,10 @@ static inline __attribute__((always_inline)) bool rw_wrlock_fast_alg(struct qrw 
 	}
 	uint32_t tid = tp_self_tid_cached(); /* 0: the general path fills it */
 
-	if (qa_unlikely(tid == 0) || qc_bravo_must_revoke(&q->bias) ||
+	if (qa_unlikely(tid == 0) || rw_bias_must_revoke(q) ||
 	    !tp_rwlock_wrlock_fast((qlock_tp_rwlock_t *)q->alg, tid))
 		return false;
-	if (qc_bravo_must_revoke(&q->bias)) { /* as above */
+	if (rw_bias_must_revoke(q)) { /* as above */
 		qlock_tp_rwlock_wrunlock((qlock_tp_rwlock_t *)q->alg);
 		return false;
 	}
@@ -695,13 +722,14 @@ static inline __attribute__((always_inline)) bool rw_unlock_fast_alg(struct qrw 
 	return true;
 }
 
-/* The blocking locks' inline paths, counted while the statistics count,
- * told to lockdep while its checks are on: SHIM_FAST_* (entry.h).  With
- * both on the inline paths are off; with either, the general paths below
- * still try and release a process-private rwlock on the qrwlock or the TP
- * algorithm by the inline paths' code. */
+/* The blocking locks' inline paths: SHIM_FAST_* (entry.h); what they
+ * take while the statistics count or lockdep's checks are on is told out
+ * of line (SHIM_FAST_TELL).  With both on the inline paths are off; with
+ * either, the general paths below still try and release a
+ * process-private rwlock on the qrwlock or the TP algorithm by the inline
+ * paths' code. */
 static inline __attribute__((always_inline)) int
-rw_lock_fast_counted(pthread_rwlock_t *r, const void *pc, bool write)
+rw_lock_fast_counted(pthread_rwlock_t *r, bool write)
 {
 	uint8_t f = qa_read(&shim_rwlock_fast);
 	struct qrw *q = QRW(r);
@@ -712,27 +740,57 @@ rw_lock_fast_counted(pthread_rwlock_t *r, const void *pc, bool write)
 		return SHIM_FAST_MISSED;
 	if (!write)
 		rd_track(r);
-	if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) { /* one test */
-		if (f & SHIM_FAST_COUNT)
-			/* The lock names its holder (its writer, the
-			 * readers' tables): no push. */
-			lockstat_acquired_as(r, write ? LOCKSTAT_RWLOCK_WRITE
-						      : LOCKSTAT_RWLOCK_READ, pc, false);
-		else
-			lockdep_took(r, write ? LD_RWLOCK_WRITE : LD_RWLOCK_READ,
-				     (uintptr_t)pc);
-	}
+	if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) /* one test */
+		return SHIM_FAST_TELL(f);
 	return SHIM_FAST_TAKEN;
 }
 
-static inline int rw_rdlock_fast_counted(pthread_rwlock_t *r, const void *pc)
+/* The read's inline path leaves two things to rw_rdlock_finish(), so that
+ * it calls nothing (entry.h): the qrwlock reader's back-out after an add
+ * that found a writer, and every read while the bias is in use. */
+#define RW_FAST_BACK_OUT SHIM_FAST_OWN
+#define RW_FAST_BIASED   (SHIM_FAST_OWN - 1)
+
+static inline int rw_rdlock_fast_counted(pthread_rwlock_t *r)
 {
-	return rw_lock_fast_counted(r, pc, false);
+	uint8_t f = qa_read(&shim_rwlock_fast);
+	struct qrw *q = QRW(r);
+
+	if (!rw_fast_ok(f, q))
+		return SHIM_FAST_NONE;
+	if (rw_bias_used())
+		return RW_FAST_BIASED;
+	if (shim_ralg == RALG_QRWLOCK) {
+		if (!qrw_cur_read_lock_add((qlock_rwlock_t *)q->alg))
+			return RW_FAST_BACK_OUT;
+	} else if (!tp_rwlock_rdlock_fast((qlock_tp_rwlock_t *)q->alg)) {
+		return SHIM_FAST_MISSED;
+	}
+	rd_track(r);
+	if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) /* one test */
+		return SHIM_FAST_TELL(f);
+	return SHIM_FAST_TAKEN;
 }
 
-static inline int rw_wrlock_fast_counted(pthread_rwlock_t *r, const void *pc)
+static __attribute__((noinline)) int rw_rdlock_finish(pthread_rwlock_t *r, int fast)
 {
-	return rw_lock_fast_counted(r, pc, true);
+	if (fast == RW_FAST_BACK_OUT) {
+		qrw_cur_read_back_out((qlock_rwlock_t *)QRW(r)->alg);
+		return SHIM_FAST_MISSED;
+	}
+	return rw_lock_fast_counted(r, false); /* RW_FAST_BIASED */
+}
+
+/* The write's inline path leaves nothing undone. */
+static inline int rw_wrlock_finish(pthread_rwlock_t *r, int fast)
+{
+	(void)r;
+	return fast;
+}
+
+static inline int rw_wrlock_fast_counted(pthread_rwlock_t *r)
+{
+	return rw_lock_fast_counted(r, true);
 }
 
 static inline bool rw_counted_fast_ok(const struct qrw *q)
@@ -774,13 +832,15 @@ static inline int rw_wrlock_try(pthread_rwlock_t *r, bool missed)
 
 SHIM_LOCK_CALLS(pthread_rwlock_t, pthread_rwlock_rdlock, pthread_rwlock_tryrdlock,
 		pthread_rwlock_timedrdlock, pthread_rwlock_clockrdlock,
-		rw_rdlock_fast, rw_rdlock_fast_counted, rw_rdlock, rw_rdlock_try,
+		rw_rdlock_fast, rw_rdlock_fast_counted, rw_rdlock_finish,
+		rw_rdlock, rw_rdlock_try,
 		rw_rdlock_inline, LD_RWLOCK_READ,
 		LOCKSTAT_RWLOCK_READ)
 
 SHIM_LOCK_CALLS(pthread_rwlock_t, pthread_rwlock_wrlock, pthread_rwlock_trywrlock,
 		pthread_rwlock_timedwrlock, pthread_rwlock_clockwrlock,
-		rw_wrlock_fast, rw_wrlock_fast_counted, rw_wrlock, rw_wrlock_try,
+		rw_wrlock_fast, rw_wrlock_fast_counted, rw_wrlock_finish,
+		rw_wrlock, rw_wrlock_try,
 		rw_wrlock_inline, LD_RWLOCK_WRITE,
 		LOCKSTAT_RWLOCK_WRITE)
 

@@ -268,13 +268,16 @@ static inline __attribute__((always_inline)) void lockdep_unlocking(const volati
 }
 
 /* Take `lock` through `call` (an expression giving 0 or an error), with
- * the checks before and the held-stack push after. */
-#define LOCKDEP_ACQUIRE(lock, obj, mode, call) __extension__({              \
+ * the checks before and the held-stack push after; `pc` the call site. */
+#define LOCKDEP_ACQUIRE_AT(lock, obj, mode, pc, call) __extension__({       \
 	struct ld_acq ld_a_;                                                 \
-	lockdep_acquire_pre(&ld_a_, (lock), (obj), (mode), LOCKDEP_PC());    \
+	lockdep_acquire_pre(&ld_a_, (lock), (obj), (mode), (pc));            \
 	int ld_err_ = (call);                                                \
 	lockdep_acquire_post(&ld_a_, ld_err_);                               \
 	ld_err_;                                                             \
 })
+
+#define LOCKDEP_ACQUIRE(lock, obj, mode, call)                               \
+	LOCKDEP_ACQUIRE_AT(lock, obj, mode, LOCKDEP_PC(), call)
 
 #endif /* QLOCK_SHIM_LOCKDEP_H */

@@ -60,11 +60,20 @@ void qrw_cur_read_unlock_slow(qlock_rwlock_t *lock, uint32_t cnts);
 /* Read lock: R += 1, taken unless a writer holds or waits or the count is
  * full; else the count is taken back out (which may wake a writer) and
  * false returned. */
-static inline bool qrw_cur_read_lock_fast(qlock_rwlock_t *lock)
+/* The reader's add alone: false when a writer holds or waits for the
+ * lock, or the count is full, and then the caller owes
+ * qrw_cur_read_back_out() (a caller that must call nothing on its inline
+ * path backs out on its slow path). */
+static inline bool qrw_cur_read_lock_add(qlock_rwlock_t *lock)
 {
 	uint32_t cnts = qa_add_return_acquire(&lock->cnts, QRW_CUR_BIAS); /* O1 */
 
-	if (qa_likely(!(cnts & (QRW_CUR_WMASK | QRW_R_FULL))))
+	return qa_likely(!(cnts & (QRW_CUR_WMASK | QRW_R_FULL)));
+}
+
+static inline bool qrw_cur_read_lock_fast(qlock_rwlock_t *lock)
+{
+	if (qrw_cur_read_lock_add(lock))
 		return true;
 	qrw_cur_read_back_out(lock);
 	return false;

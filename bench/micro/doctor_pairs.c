@@ -11,8 +11,11 @@
  *	flat    two of the 64 mutexes, one after the other (2 pairs)
  *	rwread  one of the 64 mutexes, then a read lock of one of 8
  *	        rwlocks (2 pairs)
+ *	mutex, read, write  one pair on the thread's own mutex, or read or
+ *	        write lock on its own rwlock (1 pair): the drop-in's own
+ *	        cost per pair against glibc's (run it without the drop-in)
  *
- *	doctor_pairs nested|flat|rwread N
+ *	doctor_pairs nested|flat|rwread|mutex|read|write N
  *
  * The locks are heap objects made by pthread_*_init, as a C++ program's
  * members are; prints the pairs taken.
@@ -31,7 +34,8 @@ static int shape;
 
 static void *run(void *arg)
 {
-	(void)arg;
+	unsigned me = (unsigned)(unsigned long)arg; /* 0 or 1 */
+
 	for (long i = 0; i < iters; i++) {
 		switch (shape) {
 		case 0:
@@ -49,6 +53,21 @@ static void *run(void *arg)
 			data++;
 			pthread_mutex_unlock(&m[(i + 7) & 63]);
 			break;
+		case 3:
+			pthread_mutex_lock(&m[me * 32]);
+			data++;
+			pthread_mutex_unlock(&m[me * 32]);
+			break;
+		case 4:
+			pthread_rwlock_rdlock(&rw[me * 4]);
+			data++;
+			pthread_rwlock_unlock(&rw[me * 4]);
+			break;
+		case 5:
+			pthread_rwlock_wrlock(&rw[me * 4]);
+			data++;
+			pthread_rwlock_unlock(&rw[me * 4]);
+			break;
 		default:
 			pthread_mutex_lock(&m[i & 63]);
 			pthread_rwlock_rdlock(&rw[i & 7]);
@@ -63,16 +82,18 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-	static const char *const shapes[] = { "nested", "flat", "rwread" };
+	static const char *const shapes[] = { "nested", "flat", "rwread",
+					      "mutex", "read", "write" };
+	const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
 	pthread_t t[2];
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: doctor_pairs nested|flat|rwread N\n");
+		fprintf(stderr, "usage: doctor_pairs nested|flat|rwread|mutex|read|write N\n");
 		return 2;
 	}
-	for (shape = 0; shape < 3 && strcmp(argv[1], shapes[shape]); shape++)
+	for (shape = 0; shape < nshapes && strcmp(argv[1], shapes[shape]); shape++)
 		;
-	if (shape == 3) {
+	if (shape == nshapes) {
 		fprintf(stderr, "doctor_pairs: no shape %s\n", argv[1]);
 		return 2;
 	}
@@ -86,7 +107,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 8; i++)
 		pthread_rwlock_init(&rw[i], NULL);
 	for (int i = 0; i < 2; i++)
-		if (pthread_create(&t[i], NULL, run, NULL))
+		if (pthread_create(&t[i], NULL, run, (void *)(unsigned long)i))
 			return 1;
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);

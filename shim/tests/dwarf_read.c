@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The lock doctor's reader of inlined calls (shim/doctor/dwarf_inline.c)
- * on an ELF file, outside a process: for every STEP-th address of the
- * file's .text, the inlined calls around it, outermost first, each as
+ * on an ELF file, outside a process: for COUNT addresses evenly spread
+ * over the file's .text (every one when it is smaller), the inlined calls
+ * around it, outermost first, each as
  * "function file:line" (its call site), then the line table's row, in
  * the form `addr2line -i` gives them (innermost first there).  Built
  * twice (dwarf_read.sh): with the reader's limits, and with tiny ones
  * (a unit's table holds 64 ranges, 2 units kept, 40 KB in all), so that
  * its other paths run (a unit walked again at each look-up, tables
  * dropped): both must print the same.
- *   dwarf_read ELF-FILE [STEP]
+ *   dwarf_read ELF-FILE [COUNT]
  */
 #include "symbolize.c"
 
@@ -17,10 +18,10 @@ int main(int argc, char **argv)
 {
 	struct elf_file f;
 	struct dwarf d;
-	unsigned long step = argc > 2 ? strtoul(argv[2], NULL, 0) : 1, lines = 0;
+	unsigned long count = argc > 2 ? strtoul(argv[2], NULL, 0) : 1000, lines = 0;
 
-	if (argc < 2 || !step || !elf_open(&f, argv[1])) {
-		fprintf(stderr, "usage: dwarf_read ELF-FILE [STEP]\n");
+	if (argc < 2 || !count || !elf_open(&f, argv[1])) {
+		fprintf(stderr, "usage: dwarf_read ELF-FILE [COUNT]\n");
 		return 2;
 	}
 	dwarf_of(&f, &d);
@@ -29,6 +30,7 @@ int main(int argc, char **argv)
 	if (idx >= f.shnum)
 		return 2;
 	uint64_t lo = f.sh[idx].sh_addr, hi = lo + f.sh[idx].sh_size;
+	uint64_t step = (hi - lo) / count ? (hi - lo) / count : 1;
 	for (uint64_t a = lo; a < hi; a += step) {
 		const char *file = "??";
 		unsigned line = 0;
@@ -54,6 +56,7 @@ int main(int argc, char **argv)
 		printf("\n");
 		lines++;
 	}
-	fprintf(stderr, "dwarf_read: %lu addresses in inlined code\n", lines);
+	fprintf(stderr, "dwarf_read: every %llu bytes, %lu addresses in inlined code\n",
+		(unsigned long long)step, lines);
 	return 0;
 }

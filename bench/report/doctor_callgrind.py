@@ -241,12 +241,13 @@ def main():
     if a.suite:
         out.append("--suite: the application suite's programs (bench/apps/apps_programs.py) with their counts "
                    "scaled down for callgrind")
-        out.append("(the commands below; memcached, a server, left out).")
+        out.append("(the commands below, WORK a fresh directory; memcached, a server, left out).")
     out.append("")
     w = max([15] + [len(r[0]) + 1 for r in rows])
     for name, argv, _, _ in rows:
-        out.append("%-*s %s" % (w, name, " ".join(os.path.basename(x) if x.startswith("/") else x
-                                                   for x in argv)))
+        out.append("%-*s %s" % (w, name, " ".join(
+            os.path.basename(x) if x.startswith("/") else
+            x.replace(ctx["dir"], "WORK") if ctx and ctx["dir"] in x else x for x in argv)))
     out.append("")
     hdr = "%-*s" % (w, "program")
     for c, _ in cols:

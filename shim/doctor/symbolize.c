@@ -462,6 +462,7 @@ struct module {
 	const char *name;        /* basename of path */
 	bool tried;
 	struct elf_file elf, dbg;
+	struct dwarf dw;         /* the debug sections: elf's, else dbg's */
 };
 
 static struct module modules[SYM_MODULES];
@@ -548,16 +549,16 @@ static struct module *module_of(uintptr_t pc)
 
 static void module_load(struct module *m)
 {
-	struct dwarf d;
-
 	if (m->tried)
 		return;
 	m->tried = true;
 	if (!m->path[0] || !elf_open(&m->elf, m->path))
 		return;
-	dwarf_of(&m->elf, &d);
-	if (!d.line.p || !elf_sec(&m->elf, ".symtab", NULL).p)
+	dwarf_of(&m->elf, &m->dw);
+	if (!m->dw.line.p || !elf_sec(&m->elf, ".symtab", NULL).p)
 		open_debug_file(m);
+	if (!m->dw.line.p)
+		dwarf_of(&m->dbg, &m->dw);
 }
 
 /* ---- the description ------------------------------------------------------ */
@@ -599,7 +600,7 @@ static bool lookup(const void *ra, struct shim_sym *s)
 	struct sym_hit hit = { NULL, 0, 0, false, 0 };
 	const char *file = NULL;
 	unsigned line = 0;
-	struct dwarf d;
+	const struct dwarf *d = &m->dw;
 	struct shim_inline in;
 
 	snprintf(s->module, sizeof(s->module), "%s", m->name);
@@ -609,18 +610,15 @@ static bool lookup(const void *ra, struct shim_sym *s)
 		sym_lookup(&m->dbg, ".symtab", addr - 1, &hit);
 	if (!hit.name)
 		sym_lookup(&m->elf, ".dynsym", addr - 1, &hit);
-	dwarf_of(&m->elf, &d);
-	if (!d.line.p)
-		dwarf_of(&m->dbg, &d);
-	if (d.line.p && line_lookup(&d, addr - 1, &file, &line)) {
+	if (d->line.p && line_lookup(d, addr - 1, &file, &line)) {
 		snprintf(s->file, sizeof(s->file), "%s", file);
 		s->line = line;
 	}
 	/* In code inlined into the function: the line that calls it, not the
 	 * line inside the inlined function (a header's, for std::mutex); the
 	 * inlined functions below it, each at its call of the next. */
-	if (d.line.p && shim_dwarf_inline(&d, addr - 1, &in) &&
-	    (file = line_file_at(&d, in.stmt_list, in.call[0].file)) != NULL) {
+	if (d->line.p && shim_dwarf_inline(d, addr - 1, &in) &&
+	    (file = line_file_at(d, in.stmt_list, in.call[0].file)) != NULL) {
 		unsigned n = in.n < SHIM_SYM_INLINED ? in.n : SHIM_SYM_INLINED;
 
 		for (unsigned k = n; k-- > 0;) {
@@ -628,7 +626,7 @@ static bool lookup(const void *ra, struct shim_sym *s)
 			bool next = k + 1 < in.n || in.more;
 			uint64_t nfile = k + 1 < in.n ? in.call[k + 1].file : in.next_file;
 			unsigned nline = k + 1 < in.n ? in.call[k + 1].line : in.next_line;
-			const char *f = next ? line_file_at(&d, in.stmt_list, nfile) : s->file;
+			const char *f = next ? line_file_at(d, in.stmt_list, nfile) : s->file;
 
 			if (in.call[k].linkage)
 				sym_name(in.call[k].name, s->inlined[k].func, sizeof(s->inlined[k].func));

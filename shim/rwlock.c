@@ -772,7 +772,7 @@ static inline int rw_rdlock_fast_counted(pthread_rwlock_t *r)
 	return SHIM_FAST_TAKEN;
 }
 
-static __attribute__((noinline)) int rw_rdlock_finish(pthread_rwlock_t *r, int fast)
+static inline int rw_rdlock_finish(pthread_rwlock_t *r, int fast)
 {
 	if (fast == RW_FAST_BACK_OUT) {
 		qrw_cur_read_back_out((qlock_rwlock_t *)QRW(r)->alg);

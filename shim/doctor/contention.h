@@ -387,9 +387,19 @@ extern __thread struct pf_thread *pf_self __attribute__((tls_model("initial-exec
 /* pf_self->depth, for the unlocks' test (0 without a record). */
 extern __thread uint32_t pf_pushed __attribute__((tls_model("initial-exec")));
 
+/* The rows' and the counter sets' hash of a key (its address: a
+ * rwlock's two modes share a set), whose high bits are used: a multiply,
+ * the high half folded into the low and a second multiply.  One multiply
+ * alone put locks at some strides in a few sets (Kyoto Cabinet's slot
+ * mutexes, 48 bytes apart: 10 of them in 4 sets, so that a thread's
+ * acquisitions missed its counter slots); this spreads them as a random
+ * choice would. */
 static inline uint64_t ls_hash(uintptr_t key)
 {
-	return (uint64_t)(key >> 3) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = (uint64_t)(key >> 3) * 0x9e3779b97f4a7c15ull;
+
+	h ^= h >> 32;
+	return h * 0xd6e8feb86659fd93ull;
 }
 
 /* The ways of set s that hold key, one bit each. */

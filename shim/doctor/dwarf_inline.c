@@ -23,9 +23,9 @@
  * most ATTRS_MAX attributes, a range list at most LIST_MAX entries, and a
  * look-up does at most WORK_MAX steps (an attribute, a range, a unit
  * header, an abbreviation looked at), so that a hostile file costs a
- * bounded time: past it, no inlined calls.  Memory comes from mmap,
- * not malloc: the deadlock watchdog symbolizes while the program's
- * threads (its malloc's locks included) may be stuck.
+ * bounded time: past it, no inlined calls.  This file's memory comes
+ * from mmap, not malloc: the deadlock watchdog symbolizes while the
+ * program's threads (its malloc's locks included) may be stuck.
  *
  * What is read: unit headers of versions 4 and 5 (DWARF 5 compile and
  * partial units; type, skeleton and split units are skipped; DWARF 2 and
@@ -35,7 +35,12 @@
  * DW_FORM_line_strp, DW_FORM_indirect, ...), addresses through
  * .debug_addr (DW_AT_addr_base), ranges in .debug_ranges (version 4) and
  * .debug_rnglists (version 5, DW_AT_rnglists_base for DW_FORM_rnglistx)
- * with the unit's base address.
+ * with the unit's base address; an inlined call without a DW_AT_call_line
+ * (clang's artificial __cxx_global_var_init) is left out.  The inlined
+ * function's name: DW_AT_abstract_origin's entry, its DW_AT_linkage_name
+ * or DW_AT_name, through DW_AT_specification; strings in place, in
+ * .debug_str or .debug_line_str, or through .debug_str_offsets
+ * (DW_AT_str_offsets_base).
  */
 #define _GNU_SOURCE
 #include "dwarf.h"

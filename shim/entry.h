@@ -153,6 +153,26 @@ static inline const struct timespec *shim_deadline(const struct timespec *abs)
 		return SHIM_COUNTED(l, kind, pc, first_try(l, missed),       \
 				    acquire(l, 0, CLOCK_REALTIME, NULL));    \
 	}                                                                    \
+	/* What an inline path took while the statistics count, or lockdep \
+	 * checks, told (an inline path's lock names its holder: no push): \
+	 * a function of its own for each, small, which the told take       \
+	 * reaches by a tail call, without NAME_slow's frame. */            \
+	static __attribute__((noinline)) int NAME##_counted(T *l, const void *pc) \
+	{                                                                    \
+		lockstat_acquired_as(l, kind, pc, false);                    \
+		return 0;                                                    \
+	}                                                                    \
+	static __attribute__((noinline)) int NAME##_checked(T *l, const void *pc) \
+	{                                                                    \
+		lockdep_took(l, obj, (uintptr_t)pc);                         \
+		return 0;                                                    \
+	}                                                                    \
+	static inline int NAME##_told(T *l, const void *pc, int fast_)       \
+	{                                                                    \
+		if ((fast_ - SHIM_FAST_TOLD) & SHIM_FAST_COUNT)              \
+			return NAME##_counted(l, pc);                        \
+		return NAME##_checked(l, pc);                                \
+	}                                                                    \
 	static __attribute__((noinline)) int NAME##_slow(T *l, const void *pc, \
 							 int fast_)           \
 	{                                                                    \
@@ -161,15 +181,8 @@ static inline const struct timespec *shim_deadline(const struct timespec *abs)
 			if (fast_ == SHIM_FAST_TAKEN)                        \
 				return 0;                                    \
 		}                                                            \
-		if (fast_ >= SHIM_FAST_TOLD) {                               \
-			uint8_t f_ = (uint8_t)(fast_ - SHIM_FAST_TOLD);      \
-			/* an inline path's lock names its holder: no push */ \
-			if (f_ & SHIM_FAST_COUNT)                            \
-				lockstat_acquired_as(l, kind, pc, false);    \
-			else                                                 \
-				lockdep_took(l, obj, (uintptr_t)pc);         \
-			return 0;                                            \
-		}                                                            \
+		if (fast_ >= SHIM_FAST_TOLD)                                 \
+			return NAME##_told(l, pc, fast_);                    \
 		return SHIM_LOCK_BLOCKING(l, obj, pc, inline_try(l),         \
 					  NAME##_general(l, pc,              \
 							 fast_ == SHIM_FAST_MISSED)); \
@@ -179,6 +192,8 @@ static inline const struct timespec *shim_deadline(const struct timespec *abs)
 		int fast_ = lock_fast(l);                                    \
 		if (qa_likely(fast_ == SHIM_FAST_TAKEN))                     \
 			return 0;                                            \
+		if (fast_ >= SHIM_FAST_TOLD)                                 \
+			return NAME##_told(l, SHIM_CALLER(), fast_);         \
 		return NAME##_slow(l, SHIM_CALLER(), fast_);                 \
 	}                                                                    \
 	EXPORT int TRY(T *l)                                                 \

@@ -55,7 +55,9 @@ static uint32_t ls_nused;
 uint32_t pf_threads_used;
 
 /* ls_first_stack()'s frames, by row index: written before the row's
- * entry in ls_used (the release in ls_note_used()), read after it. */
+ * entry in ls_used (the release in ls_note_used()), read after it; a
+ * condvar's row made by a signal gets them at its first wait, published
+ * by the release of their count (ls_first_n). */
 static uintptr_t ls_first[LS_SLOTS][LS_FIRST_DEPTH];
 static uint8_t ls_first_n[LS_SLOTS];
 /* This thread is in the unwinder for a row: a lock taken in there (a
@@ -74,7 +76,9 @@ static void ls_first_capture(unsigned i)
 	ls_first_unwinding = false;
 	for (unsigned k = 0; k < n; k++)
 		qa_write(&ls_first[i][k], pc[k]);
-	qa_write(&ls_first_n[i], (uint8_t)n);
+	/* Release: the frames before their count (pairs with the acquire in
+	 * ls_first_stack()). */
+	qa_write_release(&ls_first_n[i], (uint8_t)n);
 }
 
 unsigned ls_first_stack(const struct ls_row *r, uintptr_t pc[LS_FIRST_DEPTH])
@@ -84,7 +88,7 @@ unsigned ls_first_stack(const struct ls_row *r, uintptr_t pc[LS_FIRST_DEPTH])
 	if (r < ls_table || r >= ls_table + LS_SLOTS)
 		return 0; /* an overflow row stands for many locks */
 	i = (unsigned)(r - ls_table);
-	n = qa_read(&ls_first_n[i]);
+	n = qa_read_acquire(&ls_first_n[i]);
 	for (unsigned k = 0; k < n; k++)
 		pc[k] = qa_read(&ls_first[i][k]);
 	return n;
@@ -126,7 +130,10 @@ static struct ls_row *ls_row_of(const volatile void *lock, enum lockstat_kind ki
 
 		if (cur == 0 && qa_try_cmpxchg_relaxed(&r->key, &cur, key)) {
 			qa_write(&r->first_pc, (uintptr_t)pc);
-			ls_first_capture(i);
+			/* A condvar's signal (no pc) does not name the row:
+			 * its first wait does (lockstat_cond_wait_begin()). */
+			if (pc)
+				ls_first_capture(i);
 			ls_note_used(i);
 			return r;
 		}
@@ -993,9 +1000,12 @@ uint64_t lockstat_cond_wait_begin(const volatile void *cond, const volatile void
 	struct ls_row *r = ls_row_of(cond, LOCKSTAT_COND, pc);
 	uintptr_t none = 0;
 
-	/* A signal may have made the row: the first wait names it. */
-	if (!qa_read(&r->first_pc))
-		(void)qa_try_cmpxchg_relaxed(&r->first_pc, &none, (uintptr_t)pc);
+	/* A signal may have made the row: the first wait names it, and
+	 * keeps its stack. */
+	if (!qa_read(&r->first_pc) &&
+	    qa_try_cmpxchg_relaxed(&r->first_pc, &none, (uintptr_t)pc) &&
+	    r >= ls_table && r < ls_table + LS_SLOTS)
+		ls_first_capture((unsigned)(r - ls_table));
 	lockstat_release(mutex);
 	return ticks_now();
 }

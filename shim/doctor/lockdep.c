@@ -443,16 +443,33 @@ static inline unsigned ld_hold_of(enum ld_obj obj)
 
 /* ---- stacks ------------------------------------------------------------------ */
 
+/* Frames the unwinder is first asked for beyond the `max` kept: the
+ * drop-in's and lockdep's own below pc (three, four with a hook out of line). */
+#define LD_FRAMES_BELOW 4
+
 /* The caller's stack from the frame that returns to pc (the program's
- * call of the lock function) outward, into f[]; returns its depth. */
+ * call of the lock function) outward, into f[]; returns its depth.
+ * Each frame unwound costs a look-up of its unwind table and a run of
+ * its call-frame program (thousands of instructions), so the unwinder is
+ * asked first for the frames below pc and the `max` above it only, and
+ * for every frame only when that window leaves the answer open (pc not
+ * in it while the stack goes on, or too deep in it): the frames kept are
+ * those of a whole unwind either way. */
 static unsigned ld_backtrace(uintptr_t pc, uintptr_t *f, unsigned max)
 {
 	void *b[LD_FRAMES_MAX];
-	int n = backtrace(b, LD_FRAMES_MAX);
+	int w = max + LD_FRAMES_BELOW < LD_FRAMES_MAX ? (int)(max + LD_FRAMES_BELOW) : LD_FRAMES_MAX;
+	int n = backtrace(b, w);
 	int i = 0;
 
 	while (i < n && (uintptr_t)b[i] != pc)
 		i++;
+	if (n == w && w < LD_FRAMES_MAX && i + (int)max > n) {
+		n = backtrace(b, LD_FRAMES_MAX); /* the window was not enough */
+		i = 0;
+		while (i < n && (uintptr_t)b[i] != pc)
+			i++;
+	}
 	if (i == n) { /* pc not on the unwound stack (a tail call): from pc */
 		f[0] = pc;
 		i = 3 < n ? 3 : n; /* this, its caller in lockdep, the entry point */

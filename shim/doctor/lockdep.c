@@ -358,6 +358,21 @@ static uint32_t ld_iused, ld_idead;
 
 __thread struct ld_thread *ld_me __attribute__((tls_model("initial-exec")));
 __thread int ld_busy __attribute__((tls_model("initial-exec")));
+__thread struct ld_thread *ld_hot __attribute__((tls_model("initial-exec")));
+
+/* A hook runs on this thread (the lock calls it makes are not tracked):
+ * ld_busy, and ld_hot cleared for the inline paths (lockdep.h). */
+static inline void ld_busy_on(void)
+{
+	ld_busy = 1;
+	ld_hot = NULL;
+}
+
+static inline void ld_busy_off(void)
+{
+	ld_busy = 0;
+	ld_hot = ld_me;
+}
 
 #define LD_PTR(v) ((const void *)(uintptr_t)(v))
 #define NODE(i) ((struct ld_node *)ld_vec_at(&ld_nodes, (i)))
@@ -856,14 +871,14 @@ void lockdep_init(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
 
 	if (ld_busy)
 		return;
-	ld_busy = 1;
+	ld_busy_on();
 	unsigned n = ld_backtrace(pc, f, ld_class_frames);
 	ld_spin_lock(&ld_graph_lock);
 	uint32_t c = ld_class_get(LD_ORIGIN_INIT, ld_type_of(obj), 0, ld_stack_id(f, n));
 	if (c)
 		(void)ld_node_new(lock, ld_type_of(obj), c, &gen);
 	ld_spin_unlock(&ld_graph_lock);
-	ld_busy = 0;
+	ld_busy_off();
 }
 
 /* Memory released (free, munmap, dlclose): every lock in [lo, hi) dies
@@ -886,7 +901,7 @@ static inline void ld_forget_range(uintptr_t lo, uintptr_t hi)
 static __attribute__((noinline)) void ld_forget_pages(uintptr_t lo, uintptr_t hi, uintptr_t p0,
 						      uintptr_t p1)
 {
-	ld_busy = 1;
+	ld_busy_on();
 	ld_spin_lock(&ld_graph_lock);
 	for (uintptr_t p = p0; p <= p1; p++) {
 		if (!qa_read(&ld_filter[ld_filter_slot(p)]))
@@ -902,7 +917,7 @@ static __attribute__((noinline)) void ld_forget_pages(uintptr_t lo, uintptr_t hi
 		}
 	}
 	ld_spin_unlock(&ld_graph_lock);
-	ld_busy = 0;
+	ld_busy_off();
 }
 
 /* ---- the dependency graph ------------------------------------------------------- */
@@ -1672,7 +1687,7 @@ EXPORT void qlock_lockdep_joined(pthread_t th)
 
 	if (!shim_lockdep_on || ld_busy)
 		return;
-	ld_busy = 1;
+	ld_busy_on();
 	t = ld_thread_get();
 	if (t) {
 		ld_spin_lock(&ld_graph_lock);
@@ -1685,7 +1700,7 @@ EXPORT void qlock_lockdep_joined(pthread_t th)
 		}
 		ld_spin_unlock(&ld_graph_lock);
 	}
-	ld_busy = 0;
+	ld_busy_off();
 }
 
 /* Record the edges from every held lock to node `node` taken in mode
@@ -1794,6 +1809,7 @@ static void ld_thread_exit(void *p)
 	if (t != ld_me)
 		return;
 	ld_me = NULL;
+	ld_hot = NULL;
 	qa_write(&t->depth, 0u);
 	t->chain = 0;
 	ld_spin_lock(&ld_graph_lock); /* ended: a join may now name it */
@@ -2003,7 +2019,7 @@ ld_acquire(struct ld_acq *a, const void *lock, enum ld_obj obj, int mode, uintpt
 	a->t = NULL;
 	if (ld_busy)
 		return;
-	ld_busy = 1;
+	ld_busy_on();
 	t = ld_thread_get();
 	if (!t)
 		goto out;
@@ -2131,7 +2147,7 @@ ld_acquire(struct ld_acq *a, const void *lock, enum ld_obj obj, int mode, uintpt
 	if (mode != LD_TRY || t->depth == 0) /* checked: a hit next time */
 		ld_trans_add(t, a);
 out:
-	ld_busy = 0;
+	ld_busy_off();
 }
 
 void lockdep_acquire_pre(struct ld_acq *a, const volatile void *vlock, enum ld_obj obj,
@@ -2236,7 +2252,7 @@ void lockdep_release(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
 
 	if (ld_busy)
 		return;
-	ld_busy = 1;
+	ld_busy_on();
 	t = ld_thread_get();
 	if (!t)
 		goto out;
@@ -2262,7 +2278,7 @@ void lockdep_release(const volatile void *vlock, enum ld_obj obj, uintptr_t pc)
 		ld_remove(t, i);
 	}
 out:
-	ld_busy = 0;
+	ld_busy_off();
 }
 
 void lockdep_cond_release(const void *mutex, uintptr_t pc)
@@ -2277,7 +2293,7 @@ void lockdep_destroy(const volatile void *vlock, enum ld_obj obj, uintptr_t pc, 
 
 	if (ld_busy)
 		return;
-	ld_busy = 1;
+	ld_busy_on();
 	t = ld_thread_get();
 	if (t) {
 		int i = ld_find_held(t, lock);
@@ -2302,7 +2318,7 @@ void lockdep_destroy(const volatile void *vlock, enum ld_obj obj, uintptr_t pc, 
 		}
 		ld_spin_unlock(&ld_graph_lock);
 	}
-	ld_busy = 0;
+	ld_busy_off();
 }
 
 /* Memory released where locks may live: see qlock_lockdep_forget(). */
@@ -2454,7 +2470,7 @@ static void ld_exit(void)
 	unsigned classes = ld_classes_v.n - 1;
 	int n;
 
-	ld_busy = 1;
+	ld_busy_on();
 	ld_spin_lock(&ld_rep_lock);
 	n = snprintf(msg, sizeof msg,
 		     "qlock-lockdep: %llu lock object%s in %u class%s, %llu dependenc%s, %llu lock "
@@ -2503,7 +2519,7 @@ static void ld_exit(void)
 		}
 	}
 	ld_spin_unlock(&ld_rep_lock);
-	ld_busy = 0;
+	ld_busy_off();
 }
 
 /* A file of suppressions: one pattern a line ("class:PATTERN",

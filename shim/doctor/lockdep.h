@@ -165,6 +165,9 @@ void qlock_lockdep_joined(pthread_t th);
  * tracked): lockdep.c's. */
 extern __thread struct ld_thread *ld_me __attribute__((tls_model("initial-exec")));
 extern __thread int ld_busy __attribute__((tls_model("initial-exec")));
+/* ld_me while no hook runs on the thread, else NULL: the inline paths'
+ * one test of both. */
+extern __thread struct ld_thread *ld_hot __attribute__((tls_model("initial-exec")));
 
 /*
  * The thread's cache of pushes already checked (struct ld_trans), in
@@ -216,9 +219,9 @@ static inline __attribute__((always_inline)) void lockdep_took(const volatile vo
 							       enum ld_obj obj, uintptr_t pc)
 {
 	const void *lock = (const void *)(uintptr_t)vlock;
-	struct ld_thread *t = ld_me;
+	struct ld_thread *t = ld_hot;
 
-	if (qa_likely(t != NULL) && qa_likely(!ld_busy)) {
+	if (qa_likely(t != NULL)) {
 		uint64_t base = t->chain;
 		const struct ld_trans *e = ld_trans_find(t, base, lock, obj);
 		uint32_t d = t->depth;
@@ -249,9 +252,9 @@ static inline __attribute__((always_inline)) void lockdep_unlocking(const volati
 								    enum ld_obj obj, uintptr_t pc)
 {
 	const void *lock = (const void *)(uintptr_t)vlock;
-	struct ld_thread *t = ld_me;
+	struct ld_thread *t = ld_hot;
 
-	if (qa_likely(t != NULL) && qa_likely(!ld_busy)) {
+	if (qa_likely(t != NULL)) {
 		uint32_t d = t->depth;
 
 		if (qa_likely(d != 0)) {

@@ -901,6 +901,8 @@ static inline void ld_forget_range(uintptr_t lo, uintptr_t hi)
 static __attribute__((noinline)) void ld_forget_pages(uintptr_t lo, uintptr_t hi, uintptr_t p0,
 						      uintptr_t p1)
 {
+	if (ld_busy) /* released inside a hook (which may hold the graph lock) */
+		return;
 	ld_busy_on();
 	ld_spin_lock(&ld_graph_lock);
 	for (uintptr_t p = p0; p <= p1; p++) {
@@ -2324,9 +2326,9 @@ void lockdep_destroy(const volatile void *vlock, enum ld_obj obj, uintptr_t pc, 
 /* Memory released where locks may live: see qlock_lockdep_forget(). */
 EXPORT void qlock_lockdep_forget(const void *p, size_t len)
 {
-	if (!shim_lockdep_on || ld_busy || !p || !len)
+	if (!shim_lockdep_on || !p || !len)
 		return;
-	ld_forget_range((uintptr_t)p, (uintptr_t)p + len); /* busy once it locks */
+	ld_forget_range((uintptr_t)p, (uintptr_t)p + len); /* busy: ld_forget_pages() */
 }
 
 /* ---- the watchdog's snapshot -------------------------------------------------------- */

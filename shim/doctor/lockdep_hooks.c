@@ -73,6 +73,9 @@ static void san_free_hook(const volatile void *p)
 static void (*real_free)(void *);
 static void *(*real_realloc)(void *, size_t);
 static size_t (*real_usable)(void *);
+/* free()'s size look-up: real_usable, or NULL under a sanitizer (whose
+ * free hook tells lockdep instead): one test on every free(). */
+static size_t (*free_usable)(void *);
 static int (*real_munmap)(void *, size_t);
 static int (*real_dlclose)(void *);
 static int (*real_join)(pthread_t, void **);
@@ -96,6 +99,8 @@ static void resolve(void)
 		dlsym(RTLD_NEXT, "pthread_timedjoin_np");
 	real_clockjoin = (int (*)(pthread_t, void **, clockid_t, const struct timespec *))
 		dlsym(RTLD_NEXT, "pthread_clockjoin_np");
+	free_usable = sanitized() ? NULL : real_usable;
+	/* Last, with release: free() reads it first (acquire), the others after. */
 	__atomic_store_n(&real_free, (void (*)(void *))dlsym(RTLD_NEXT, "free"), __ATOMIC_RELEASE);
 	resolving = 0;
 }
@@ -118,8 +123,8 @@ EXPORT void free(void *p)
 			 * is not known yet) */
 			return;
 	}
-	if (p && real_usable && !sanitized())
-		qlock_lockdep_forget(p, real_usable(p));
+	if (p && free_usable)
+		qlock_lockdep_forget(p, free_usable(p));
 	f(p);
 }
 

@@ -166,4 +166,12 @@ struct shim_inline {
  * bounded memory. */
 bool shim_dwarf_inline(const struct dwarf *d, uint64_t addr, struct shim_inline *in);
 
+/* The line table of the compilation unit whose code holds addr (its
+ * DW_AT_stmt_list: an offset in .debug_line), found as for the inlined
+ * calls (.debug_aranges, else the units' root entries), so that a look-up
+ * reads one unit's line program, not every unit's.  False when d has no
+ * .debug_info, or no DWARF 4 or 5 unit holds addr.  Same rules as
+ * shim_dwarf_inline(). */
+bool shim_dwarf_line_unit(const struct dwarf *d, uint64_t addr, uint64_t *stmt_list);
+
 #endif /* QLOCK_SHIM_DWARF_H */

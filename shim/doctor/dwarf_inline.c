@@ -1011,3 +1011,14 @@ bool shim_dwarf_inline(const struct dwarf *d, uint64_t addr, struct shim_inline 
 	}
 	return in->n > 0;
 }
+
+bool shim_dwarf_line_unit(const struct dwarf *d, uint64_t addr, uint64_t *stmt_list)
+{
+	struct unit u;
+
+	work_left = WORK_MAX;
+	if (!d->info.p || !d->abbrev.p || !unit_of(d, addr, &u) || !u.have_stmt_list)
+		return false;
+	*stmt_list = u.stmt_list;
+	return true;
+}

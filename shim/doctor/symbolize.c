@@ -345,8 +345,91 @@ static const char *line_file_at(const struct dwarf *d, uint64_t off, uint64_t wa
 	return slash ? slash + 1 : name;
 }
 
-/* Find addr in the line tables: its file name and line, true if found. */
-static bool line_lookup(const struct dwarf *d, uint64_t addr, const char **file, unsigned *line)
+/* Find addr in one unit's line number program: 1 with its file name and
+ * line, 0 when no row of the unit holds addr, -1 when one does but names
+ * no file or no line. */
+static int line_unit_lookup(const struct dwarf *d, const struct line_unit *u, uint64_t addr,
+			    const char **file, unsigned *line)
+{
+	unsigned addr_size = u->addr_size, min_inst = u->min_inst;
+	unsigned line_range = u->line_range, opcode_base = u->opcode_base;
+	int line_base = u->line_base;
+	const uint8_t *std_len = u->std_len;
+	struct rd p = u->prog;
+	uint64_t a = 0, prev_a = 0, fileno = 1, prev_file = 0;
+	int64_t ln = 1, prev_ln = 0;
+	bool have_prev = false, found = false;
+
+	while (p.p < p.end && !p.bad && !found) {
+		unsigned op = (unsigned)rd_u(&p, 1);
+		bool row = false, end_seq = false;
+
+		if (op >= opcode_base) {
+			unsigned adj = op - opcode_base;
+
+			a += (uint64_t)(adj / line_range) * min_inst;
+			ln += line_base + (int)(adj % line_range);
+			row = true;
+		} else if (op == 0) {
+			uint64_t elen = rd_uleb(&p);
+
+			if (p.bad || elen > (uint64_t)(p.end - p.p))
+				break;
+			const uint8_t *next = p.p + elen;
+			unsigned sub = elen ? (unsigned)rd_u(&p, 1) : 0;
+
+			if (sub == 1) {
+				row = end_seq = true;
+			} else if (sub == 2 && elen - 1 == addr_size) {
+				a = rd_u(&p, addr_size);
+			}
+			p.p = next;
+		} else {
+			switch (op) {
+			case 1: row = true; break;                                   /* copy */
+			case 2: a += rd_uleb(&p) * min_inst; break;                  /* advance_pc */
+			case 3: ln += rd_sleb(&p); break;                            /* advance_line */
+			case 4: fileno = rd_uleb(&p); break;                         /* set_file */
+			case 8: a += (uint64_t)((255 - opcode_base) / line_range) * min_inst; break;
+			case 9: a += rd_u(&p, 2); break;                             /* fixed_advance_pc */
+			default:
+				for (unsigned i = 0; i < std_len[op - 1]; i++)
+					(void)rd_uleb(&p);
+				break;
+			}
+		}
+		if (!row)
+			continue;
+		if (have_prev && prev_a <= addr && addr < a) {
+			found = true;
+			break;
+		}
+		if (end_seq) {
+			have_prev = false;
+			a = 0;
+			fileno = 1;
+			ln = 1;
+		} else {
+			have_prev = true;
+			prev_a = a;
+			prev_file = fileno;
+			prev_ln = ln;
+		}
+	}
+	if (!found)
+		return 0;
+	const char *name = line_file_name(u->files, d, u->version, u->offsize, prev_file);
+	if (!name || prev_ln <= 0)
+		return -1;
+	const char *slash = strrchr(name, '/');
+	*file = slash ? slash + 1 : name;
+	*line = (unsigned)prev_ln;
+	return 1;
+}
+
+/* Find addr in the line tables, every unit's program in turn until one
+ * holds it: its file name and line, true if found. */
+static bool line_lookup_all(const struct dwarf *d, uint64_t addr, const char **file, unsigned *line)
 {
 	struct rd all = { d->line.p, d->line.p + d->line.size, false };
 
@@ -358,84 +441,33 @@ static bool line_lookup(const struct dwarf *d, uint64_t addr, const char **file,
 			return false;
 		if (k == 0)
 			continue;
-		unsigned addr_size = u.addr_size, min_inst = u.min_inst;
-		unsigned line_range = u.line_range, opcode_base = u.opcode_base;
-		int line_base = u.line_base;
-		const uint8_t *std_len = u.std_len;
-
-		/* The line number program. */
-		struct rd p = u.prog;
-		uint64_t a = 0, prev_a = 0, fileno = 1, prev_file = 0;
-		int64_t ln = 1, prev_ln = 0;
-		bool have_prev = false, found = false;
-
-		while (p.p < p.end && !p.bad && !found) {
-			unsigned op = (unsigned)rd_u(&p, 1);
-			bool row = false, end_seq = false;
-
-			if (op >= opcode_base) {
-				unsigned adj = op - opcode_base;
-
-				a += (uint64_t)(adj / line_range) * min_inst;
-				ln += line_base + (int)(adj % line_range);
-				row = true;
-			} else if (op == 0) {
-				uint64_t elen = rd_uleb(&p);
-
-				if (p.bad || elen > (uint64_t)(p.end - p.p))
-					break;
-				const uint8_t *next = p.p + elen;
-				unsigned sub = elen ? (unsigned)rd_u(&p, 1) : 0;
-
-				if (sub == 1) {
-					row = end_seq = true;
-				} else if (sub == 2 && elen - 1 == addr_size) {
-					a = rd_u(&p, addr_size);
-				}
-				p.p = next;
-			} else {
-				switch (op) {
-				case 1: row = true; break;                                   /* copy */
-				case 2: a += rd_uleb(&p) * min_inst; break;                  /* advance_pc */
-				case 3: ln += rd_sleb(&p); break;                            /* advance_line */
-				case 4: fileno = rd_uleb(&p); break;                         /* set_file */
-				case 8: a += (uint64_t)((255 - opcode_base) / line_range) * min_inst; break;
-				case 9: a += rd_u(&p, 2); break;                             /* fixed_advance_pc */
-				default:
-					for (unsigned i = 0; i < std_len[op - 1]; i++)
-						(void)rd_uleb(&p);
-					break;
-				}
-			}
-			if (!row)
-				continue;
-			if (have_prev && prev_a <= addr && addr < a) {
-				found = true;
-				break;
-			}
-			if (end_seq) {
-				have_prev = false;
-				a = 0;
-				fileno = 1;
-				ln = 1;
-			} else {
-				have_prev = true;
-				prev_a = a;
-				prev_file = fileno;
-				prev_ln = ln;
-			}
-		}
-		if (!found)
-			continue;
-		const char *name = line_file_name(u.files, d, u.version, u.offsize, prev_file);
-		if (!name || prev_ln <= 0)
-			return false;
-		const char *slash = strrchr(name, '/');
-		*file = slash ? slash + 1 : name;
-		*line = (unsigned)prev_ln;
-		return true;
+		k = line_unit_lookup(d, &u, addr, file, line);
+		if (k != 0)
+			return k > 0;
 	}
 	return false;
+}
+
+/* The same answer, reading only the program of the unit whose code holds
+ * addr (.debug_info's compilation unit, its DW_AT_stmt_list: dwarf.h),
+ * and every unit's only when that does not hold it (no .debug_info, an
+ * address outside every unit). */
+static bool line_lookup(const struct dwarf *d, uint64_t addr, const char **file, unsigned *line)
+{
+	uint64_t off;
+
+	if (shim_dwarf_line_unit(d, addr, &off) && off < d->line.size) {
+		struct rd one = { d->line.p + off, d->line.p + d->line.size, false };
+		struct line_unit u;
+
+		if (line_unit_read(&one, &u) == 1) {
+			int k = line_unit_lookup(d, &u, addr, file, line);
+
+			if (k != 0)
+				return k > 0;
+		}
+	}
+	return line_lookup_all(d, addr, file, line);
 }
 
 static void dwarf_of(const struct elf_file *f, struct dwarf *d)

@@ -9,7 +9,9 @@
  * twice (dwarf_read.sh): with the reader's limits, and with tiny ones
  * (a unit's table holds 64 ranges, 2 units kept, 40 KB in all), so that
  * its other paths run (a unit walked again at each look-up, tables
- * dropped): both must print the same.
+ * dropped): both must print the same.  At every address, the line table's
+ * row read from the address's unit alone must be the one every unit's
+ * walk in turn finds (exit status 1 when not).
  *   dwarf_read ELF-FILE [COUNT]
  */
 #include "symbolize.c"
@@ -18,7 +20,7 @@ int main(int argc, char **argv)
 {
 	struct elf_file f;
 	struct dwarf d;
-	unsigned long count = argc > 2 ? strtoul(argv[2], NULL, 0) : 1000, lines = 0;
+	unsigned long count = argc > 2 ? strtoul(argv[2], NULL, 0) : 1000, lines = 0, differ = 0;
 
 	if (argc < 2 || !count || !elf_open(&f, argv[1])) {
 		fprintf(stderr, "usage: dwarf_read ELF-FILE [COUNT]\n");
@@ -37,8 +39,18 @@ int main(int argc, char **argv)
 		struct shim_inline in;
 		char row[300];
 
+		const char *file_all = "??";
+		unsigned line_all = 0;
+
 		if (!line_lookup(&d, a, &file, &line))
 			file = "??", line = 0;
+		if (!line_lookup_all(&d, a, &file_all, &line_all))
+			file_all = "??", line_all = 0;
+		if (strcmp(file, file_all) != 0 || line != line_all) {
+			if (differ++ < 10)
+				fprintf(stderr, "dwarf_read: 0x%llx: %s:%u from its unit, %s:%u from all\n",
+					(unsigned long long)a, file, line, file_all, line_all);
+		}
 		snprintf(row, sizeof(row), "%s:%u", file, line);
 		if (!shim_dwarf_inline(&d, a, &in))
 			continue;
@@ -58,5 +70,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "dwarf_read: every %llu bytes, %lu addresses in inlined code\n",
 		(unsigned long long)step, lines);
-	return 0;
+	if (differ)
+		fprintf(stderr, "dwarf_read: %lu addresses' lines differ\n", differ);
+	return differ ? 1 : 0;
 }

@@ -212,7 +212,7 @@ static uintptr_t first_site_pc(const struct ls_row *r)
 	unsigned n = ls_first_stack(r, pc);
 
 	for (unsigned i = 0; i < n; i++)
-		if (!pf_frame_of(pc[i])->wrapper)
+		if (!pf_frame_func_of(pc[i])->wrapper)
 			return pc[i];
 	return qa_read(&r->first_pc);
 }
@@ -324,7 +324,7 @@ static bool text_stack_sites(struct shim_report *o, const struct pf_lock *l, boo
 			*first = false;
 			shim_report_add(o, "              stack:");
 			for (unsigned f = 0; f < s->depth; f++)
-				shim_report_add(o, "%s%s", f ? " <- " : " ", pf_frame_of(s->pc[f])->name);
+				shim_report_add(o, "%s%s", f ? " <- " : " ", pf_frame_func_of(s->pc[f])->name);
 			shim_report_add(o, "\n");
 		}
 		if (other)

@@ -176,45 +176,65 @@ const struct pf_stack *pf_stack_at(unsigned k)
 #define PF_FRAME_BITS 13
 static struct pf_frame *frames[1u << PF_FRAME_BITS];
 
-const struct pf_frame *pf_frame_of(uintptr_t pc)
+/* pc's frame, made with its function only (lines: with its lines too). */
+static const struct pf_frame *frame_of(uintptr_t pc, bool lines)
 {
 	static struct pf_frame none;
 	unsigned i = (unsigned)(((uint64_t)pc * 0x9e3779b97f4a7c15ull) >> (64 - PF_FRAME_BITS));
-	struct pf_frame *f;
+	struct pf_frame *f = NULL;
 
 	for (unsigned n = 0; n < (1u << PF_FRAME_BITS); n++, i = (i + 1) & ((1u << PF_FRAME_BITS) - 1)) {
-		if (frames[i] && frames[i]->pc == pc)
-			return frames[i];
+		if (frames[i] && frames[i]->pc == pc) {
+			f = frames[i];
+			break;
+		}
 		if (!frames[i])
 			break;
 	}
-	f = calloc(1, sizeof(*f));
 	if (!f) {
-		none.pc = pc;
-		snprintf(none.text, sizeof(none.text), "%#lx", (unsigned long)pc);
-		snprintf(none.name, sizeof(none.name), "%#lx", (unsigned long)pc);
-		return &none;
+		f = calloc(1, sizeof(*f));
+		if (!f) {
+			none.pc = pc;
+			none.lines = true;
+			snprintf(none.text, sizeof(none.text), "%#lx", (unsigned long)pc);
+			snprintf(none.name, sizeof(none.name), "%#lx", (unsigned long)pc);
+			return &none;
+		}
+		f->pc = pc;
+		if (!shim_symbolize_sym_func((const void *)pc, &f->sym)) {
+			snprintf(f->name, sizeof(f->name), "%#lx", (unsigned long)pc);
+		} else if (f->sym.func[0]) {
+			f->named = true;
+			shim_func_strip_params(f->sym.func, f->name, sizeof(f->name));
+			f->wrapper = shim_is_wrapper(f->sym.func, f->sym.size, f->sym.module);
+		} else {
+			snprintf(f->name, sizeof(f->name), "%s+%#lx", f->sym.module, f->sym.offset);
+		}
+		if (!frames[i])
+			frames[i] = f;
 	}
-	f->pc = pc;
-	shim_symbolize((const void *)pc, f->text, sizeof(f->text));
-	if (!shim_symbolize_sym((const void *)pc, &f->sym)) {
-		snprintf(f->name, sizeof(f->name), "%#lx", (unsigned long)pc);
-	} else if (f->sym.func[0]) {
-		f->named = true;
-		shim_func_strip_params(f->sym.func, f->name, sizeof(f->name));
-		f->wrapper = shim_is_wrapper(f->sym.func, f->sym.size, f->sym.module);
-	} else {
-		snprintf(f->name, sizeof(f->name), "%s+%#lx", f->sym.module, f->sym.offset);
+	if (lines && !f->lines) {
+		shim_symbolize((const void *)pc, f->text, sizeof(f->text));
+		(void)shim_symbolize_sym((const void *)pc, &f->sym);
+		f->lines = true;
 	}
-	if (!frames[i])
-		frames[i] = f;
 	return f;
+}
+
+const struct pf_frame *pf_frame_of(uintptr_t pc)
+{
+	return frame_of(pc, true);
+}
+
+const struct pf_frame *pf_frame_func_of(uintptr_t pc)
+{
+	return frame_of(pc, false);
 }
 
 unsigned pf_stack_site(const struct pf_stack *s)
 {
 	for (unsigned i = 0; i < s->depth; i++)
-		if (!pf_frame_of(s->pc[i])->wrapper)
+		if (!pf_frame_func_of(s->pc[i])->wrapper)
 			return i;
 	return s->depth ? s->depth - 1 : 0;
 }

@@ -72,17 +72,22 @@ const struct pf_stack *pf_stack_at(unsigned k);
 /* Stacks not recorded: the table was full. */
 extern uint64_t pf_stacks_lost;
 
-/* A frame, symbolized once per report (not thread-safe: reports are
- * made one at a time). */
+/* A frame, symbolized once (not thread-safe: reports are made one at a
+ * time).  pf_frame_of() gives it whole; pf_frame_func_of() only what its
+ * symbol tells (named, wrapper, name; sym without file, line and inlined
+ * calls, text empty), so that a report reads the line tables only for
+ * the frames whose lines it prints. */
 struct pf_frame {
 	uintptr_t pc;
 	bool named;             /* a function symbol covers it */
 	bool wrapper;
+	bool lines;             /* text and sym's lines filled (pf_frame_of()) */
 	char text[320];         /* as shim_symbolize() describes it */
 	char name[300];         /* the function without parameters, or module+offset */
 	struct shim_sym sym;
 };
 const struct pf_frame *pf_frame_of(uintptr_t pc);
+const struct pf_frame *pf_frame_func_of(uintptr_t pc);
 /* The index of the stack's site: its first frame outside wrappers (the
  * last frame when all are wrappers). */
 unsigned pf_stack_site(const struct pf_stack *s);

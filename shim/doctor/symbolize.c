@@ -617,23 +617,22 @@ static void sym_name(const char *name, char *buf, size_t len)
 }
 
 
-/* The parts of ra's description (symbolize.h); false: in no module. */
-static bool lookup(const void *ra, struct shim_sym *s)
+/* The parts of ra's description that need no line table: its module,
+ * offset and function symbol; false: in no module.  The module is left
+ * loaded in *mp (NULL: none). */
+static bool lookup_func(const void *ra, struct shim_sym *s, struct module **mp)
 {
 	uintptr_t pc = (uintptr_t)ra;
 	struct module *m = module_of(pc ? pc - 1 : 0);
 
 	memset(s, 0, sizeof(*s));
+	*mp = m;
 	if (!m)
 		return false;
 	module_load(m);
 
 	uintptr_t addr = pc - m->bias;     /* the module's virtual address */
 	struct sym_hit hit = { NULL, 0, 0, false, 0 };
-	const char *file = NULL;
-	unsigned line = 0;
-	const struct dwarf *d = &m->dw;
-	struct shim_inline in;
 
 	snprintf(s->module, sizeof(s->module), "%s", m->name);
 	s->offset = addr;
@@ -642,6 +641,24 @@ static bool lookup(const void *ra, struct shim_sym *s)
 		sym_lookup(&m->dbg, ".symtab", addr - 1, &hit);
 	if (!hit.name)
 		sym_lookup(&m->elf, ".dynsym", addr - 1, &hit);
+	if (!hit.name)
+		return true;
+	sym_name(hit.name, s->func, sizeof(s->func));
+	s->func_offset = addr - hit.value;
+	s->size = hit.covers ? (unsigned long)hit.size : 0;
+	return true;
+}
+
+/* The rest of the description (symbolize.h), from module m's line table
+ * and inlined calls: s's file, line and inlined functions. */
+static void lookup_lines(const struct module *m, struct shim_sym *s)
+{
+	uintptr_t addr = s->offset;
+	const char *file = NULL;
+	unsigned line = 0;
+	const struct dwarf *d = &m->dw;
+	struct shim_inline in;
+
 	if (d->line.p && line_lookup(d, addr - 1, &file, &line)) {
 		snprintf(s->file, sizeof(s->file), "%s", file);
 		s->line = line;
@@ -673,57 +690,110 @@ static bool lookup(const void *ra, struct shim_sym *s)
 		snprintf(s->file, sizeof(s->file), "%s", file);
 		s->line = in.call[0].line;
 	}
-	if (!hit.name)
-		return true;
+}
 
-	sym_name(hit.name, s->func, sizeof(s->func));
-	s->func_offset = addr - hit.value;
-	s->size = hit.covers ? (unsigned long)hit.size : 0;
-	return true;
+/*
+ * The descriptions made, by address, kept for the life of the process: a
+ * report names a frame several times (its text, its name, whether it is
+ * a wrapper), and the line tables are what a look-up costs.  A hash table
+ * of SYM_KEPT entries in anonymous mappings (not malloc: the deadlock
+ * watchdog symbolizes while the program's threads may hold malloc's
+ * locks), taken as used; past SYM_KEPT addresses, each look-up is made
+ * again.  An entry has its function only (lines false) until a
+ * description that needs its line is asked for.
+ */
+#define SYM_KEPT_BITS 12
+#define SYM_KEPT (1u << SYM_KEPT_BITS)
+#define SYM_SLAB 64                     /* entries mapped at a time */
+
+struct sym_kept {
+	const void *ra;
+	bool found, lines;
+	struct module *m;       /* its module, loaded (found) */
+	struct shim_sym s;
+};
+
+static struct sym_kept **sym_tab;       /* 2 * SYM_KEPT slots */
+static struct sym_kept *sym_slab;
+static unsigned sym_slab_used = SYM_SLAB, sym_nkept;
+
+static void *sym_map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* ra's description, at least its function, its lines too with `lines`
+ * (NULL for out of memory: *scratch is used, made again each time). */
+static const struct sym_kept *sym_of(const void *ra, bool lines, struct sym_kept *scratch)
+{
+	unsigned mask = 2 * SYM_KEPT - 1;
+	unsigned i = (unsigned)(((uint64_t)(uintptr_t)ra * 0x9e3779b97f4a7c15ull) >> 40) & mask;
+	struct sym_kept *k = NULL;
+	struct module *m;
+
+	if (!sym_tab)
+		sym_tab = sym_map(2 * SYM_KEPT * sizeof(*sym_tab));
+	for (unsigned n = 0; sym_tab && n <= mask; n++, i = (i + 1) & mask) {
+		if (!sym_tab[i])
+			break;
+		if (sym_tab[i]->ra == ra) {
+			k = sym_tab[i];
+			break;
+		}
+	}
+	if (k && (k->lines || !lines))
+		return k;
+	if (k) {                        /* its lines, now */
+		if (k->found)
+			lookup_lines(k->m, &k->s);
+		k->lines = true;
+		return k;
+	}
+	if (sym_tab && !sym_tab[i] && sym_nkept < SYM_KEPT) {
+		if (sym_slab_used == SYM_SLAB) {
+			struct sym_kept *slab = sym_map(SYM_SLAB * sizeof(*slab));
+
+			if (slab) {
+				sym_slab = slab;
+				sym_slab_used = 0;
+			}
+		}
+		if (sym_slab_used < SYM_SLAB) {
+			k = &sym_slab[sym_slab_used++];
+			sym_nkept++;
+		}
+	}
+	if (!k)
+		k = scratch;
+	k->ra = ra;
+	k->found = lookup_func(ra, &k->s, &m);
+	k->m = m;
+	k->lines = lines;
+	if (k->found && lines)
+		lookup_lines(m, &k->s);
+	if (k != scratch)
+		sym_tab[i] = k;
+	return k;
 }
 
 static int describe(const void *ra, char *buf, size_t len)
 {
-	static struct shim_sym s; /* under sym_lock */
+	static struct sym_kept scratch; /* under sym_lock */
+	const struct sym_kept *k = sym_of(ra, true, &scratch);
+	const struct shim_sym *s = &k->s;
 
-	if (!lookup(ra, &s))
+	if (!k->found)
 		return snprintf(buf, len, "%#lx", (unsigned long)(uintptr_t)ra);
-	if (!s.func[0]) {
-		if (s.file[0])
-			return snprintf(buf, len, "%s+%#lx (%s:%u)", s.module, s.offset, s.file, s.line);
-		return snprintf(buf, len, "%s+%#lx", s.module, s.offset);
+	if (!s->func[0]) {
+		if (s->file[0])
+			return snprintf(buf, len, "%s+%#lx (%s:%u)", s->module, s->offset, s->file, s->line);
+		return snprintf(buf, len, "%s+%#lx", s->module, s->offset);
 	}
-	if (s.file[0])
-		return snprintf(buf, len, "%s (%s:%u)", s.func, s.file, s.line);
-	return snprintf(buf, len, "%s+%#lx (%s)", s.func, s.func_offset, s.module);
-}
-
-/* Descriptions made, by address: a report names a site several times,
- * and a large line table takes a while to walk. */
-#define SYM_CACHE 256
-static struct {
-	const void *ra;
-	char text[240];
-	int len;
-} sym_cache[SYM_CACHE];
-static unsigned sym_cache_next;
-
-static int describe_cached(const void *ra, char *buf, size_t len)
-{
-	unsigned i;
-	int n;
-
-	for (i = 0; i < SYM_CACHE && sym_cache[i].ra; i++)
-		if (sym_cache[i].ra == ra && (size_t)sym_cache[i].len < sizeof(sym_cache[i].text))
-			return snprintf(buf, len, "%s", sym_cache[i].text);
-	n = describe(ra, buf, len);
-	if (n >= 0 && (size_t)n < len && (size_t)n < sizeof(sym_cache[0].text)) {
-		i = sym_cache_next++ % SYM_CACHE;
-		sym_cache[i].ra = ra;
-		memcpy(sym_cache[i].text, buf, (size_t)n + 1);
-		sym_cache[i].len = n;
-	}
-	return n;
+	if (s->file[0])
+		return snprintf(buf, len, "%s (%s:%u)", s->func, s->file, s->line);
+	return snprintf(buf, len, "%s+%#lx (%s)", s->func, s->func_offset, s->module);
 }
 
 static void sym_take(void)
@@ -739,7 +809,7 @@ static void sym_take(void)
 int shim_symbolize(const void *ra, char *buf, size_t len)
 {
 	sym_take();
-	int n = describe_cached(ra, buf, len);
+	int n = describe(ra, buf, len);
 	/* Pairs with the acquire in sym_take(): the module cache is handed over. */
 	qa_write_release(&sym_lock, 0);
 	return n;
@@ -810,8 +880,37 @@ int shim_symbolize_data(const void *addr, char *buf, size_t len)
 
 bool shim_symbolize_sym(const void *ra, struct shim_sym *s)
 {
+	static struct sym_kept scratch; /* under sym_lock */
+
 	sym_take();
-	bool found = lookup(ra, s);
+	const struct sym_kept *k = sym_of(ra, true, &scratch);
+	bool found = k->found;
+
+	if (found)
+		*s = k->s;
+	else
+		memset(s, 0, sizeof(*s));
+	qa_write_release(&sym_lock, 0); /* pairs with sym_take() */
+	return found;
+}
+
+bool shim_symbolize_sym_func(const void *ra, struct shim_sym *s)
+{
+	static struct sym_kept scratch; /* under sym_lock */
+
+	sym_take();
+	const struct sym_kept *k = sym_of(ra, false, &scratch);
+	bool found = k->found;
+
+	if (found) {
+		*s = k->s;
+		s->file[0] = '\0';
+		s->line = 0;
+		s->ninlined = 0;
+		memset(s->inlined, 0, sizeof(s->inlined));
+	} else {
+		memset(s, 0, sizeof(*s));
+	}
 	qa_write_release(&sym_lock, 0); /* pairs with sym_take() */
 	return found;
 }

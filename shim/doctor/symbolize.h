@@ -48,7 +48,8 @@
  * as above.  Returns the length of the description (snprintf's convention:
  * buf holds at most len - 1 characters and a NUL when len > 0).  Thread-safe
  * (serialised internally), not async-signal-safe: it opens and maps files
- * and caches them for the life of the process.  Never call it on a lock
+ * and caches them, and each address's description, for the life of the
+ * process.  Never call it on a lock
  * path: at exit or from a watchdog thread only.
  */
 int shim_symbolize(const void *ra, char *buf, size_t len);
@@ -88,5 +89,10 @@ struct shim_sym {
 	} inlined[SHIM_SYM_INLINED];
 };
 bool shim_symbolize_sym(const void *ra, struct shim_sym *s);
+/* Its parts that need no line table (func, module, offset, func_offset,
+ * size; file, line and the inlined calls left empty): what a frame's
+ * name and whether it is a wrapper need, without reading the module's
+ * debug information.  Same rules as shim_symbolize_sym(). */
+bool shim_symbolize_sym_func(const void *ra, struct shim_sym *s);
 
 #endif /* QLOCK_SHIM_SYMBOLIZE_H */

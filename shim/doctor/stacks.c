@@ -10,12 +10,14 @@
 #define _GNU_SOURCE
 #include "stacks.h"
 
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <link.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unwind.h>
 
 #include "core/atomic.h"
 #include "wrapper.h"
@@ -51,6 +53,30 @@ static int range_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/*
+ * The unwinder backtrace() calls (libgcc's, which its first call loaded),
+ * called here directly, so that a capture stops once it has the frames it
+ * keeps: backtrace() goes on to as many as asked for, 12 more than kept
+ * (for the drop-in's own frames), each costing the unwinder a look-up of
+ * its call frame information.  NULL when not found: backtrace() then.
+ */
+static _Unwind_Reason_Code (*uw_backtrace)(_Unwind_Trace_Fn, void *);
+static _Unwind_Ptr (*uw_get_ip)(struct _Unwind_Context *);
+static _Unwind_Word (*uw_get_cfa)(struct _Unwind_Context *);
+
+static void unwinder_find(void)
+{
+	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+	if (!h)
+		return;
+	uw_get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetIP");
+	uw_get_cfa = (_Unwind_Word (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetCFA");
+	if (uw_get_ip && uw_get_cfa)
+		uw_backtrace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))
+			dlsym(h, "_Unwind_Backtrace");
+}
+
 void pf_stacks_setup(void)
 {
 	const char *v = getenv("QLOCK_PROFILE_DEPTH");
@@ -72,6 +98,7 @@ void pf_stacks_setup(void)
 	(void)dl_iterate_phdr(range_cb, (void *)&shim_lo);
 	/* The first backtrace() loads the unwinder: now, not on a lock path. */
 	(void)backtrace(prime, 4);
+	unwinder_find();
 	qa_write_release(&pf_primed, true);
 }
 
@@ -85,8 +112,47 @@ static inline bool pf_in_shim(const void *pc)
 	return (uintptr_t)pc >= shim_lo && (uintptr_t)pc < shim_hi;
 }
 
+/* A capture under way: the frames kept, as backtrace() would give them. */
+struct capture {
+	uintptr_t *pc;
+	unsigned max, k;        /* frames kept, at most max */
+	unsigned seen, limit;   /* frames seen (backtrace()'s count), at most limit */
+	bool above;             /* past the drop-in's own frames */
+	uintptr_t last_ip;
+	_Unwind_Word last_cfa;
+};
+
+static _Unwind_Reason_Code capture_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct capture *c = arg;
+	uintptr_t ip = (uintptr_t)uw_get_ip(ctx);
+	_Unwind_Word cfa = uw_get_cfa(ctx);
+
+	/* No progress (the same frame again): the end, as backtrace() has it. */
+	if (c->seen > 0 && ip == c->last_ip && cfa == c->last_cfa)
+		return _URC_END_OF_STACK;
+	c->last_ip = ip;
+	c->last_cfa = cfa;
+	c->seen++;
+	if (!c->above && !pf_in_shim((const void *)ip))
+		c->above = true;
+	if (c->above)
+		c->pc[c->k++] = ip;
+	return c->k == c->max || c->seen == c->limit ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
 unsigned pf_stack_capture(uintptr_t *pc, unsigned max)
 {
+	if (uw_backtrace && max) {
+		/* The first frame is this function's (backtrace()'s caller's). */
+		struct capture c = { pc, max, 0, 0, max + 12, false, 0, 0 };
+
+		(void)uw_backtrace(capture_frame, &c);
+		/* backtrace() drops a last frame without an address */
+		if (c.k && c.seen > 1 && pc[c.k - 1] == 0)
+			c.k--;
+		return c.k;
+	}
 	void *buf[PF_DEPTH_MAX + 12];
 	int n = backtrace(buf, (int)(max + 12));
 	unsigned k = 0;

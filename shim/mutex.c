@@ -267,7 +267,7 @@ static inline bool mutex_unlock_fast(pthread_mutex_t *m)
 		return false;
 	if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) {
 		if (f & SHIM_FAST_COUNT)
-			lockstat_release_as(m, f & SHIM_FAST_PROFILE);
+			lockstat_release(m);
 		else
 			lockdep_unlocking(m, LD_MUTEX, LOCKDEP_PC());
 		/* Told once: a mutex with waiters is released here. */

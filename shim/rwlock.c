@@ -864,7 +864,7 @@ EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *r)
 		 * nothing live across it (no stack frame). */
 		if (qa_unlikely(f & (SHIM_FAST_COUNT | SHIM_FAST_LOCKDEP))) {
 			if (f & SHIM_FAST_COUNT)
-				lockstat_release_as(r, f & SHIM_FAST_PROFILE);
+				lockstat_release(r);
 			else
 				lockdep_unlocking(r, LD_RWLOCK_WRITE, LOCKDEP_PC());
 			/* Told once: a lock the inline path cannot release

@@ -80,9 +80,9 @@ extern int shim_state; /* 0 = not set up, 1 = being set up, 2 = ready */
  * the trylock's do not (a trylock goes through lockdep's hooks).  0: off
  * (lockdep's checks and the statistics both on).  SHIM_FAST_PROFILE
  * instead of SHIM_FAST_ON beside SHIM_FAST_COUNT while the profile is on:
- * the unlocks' inline paths look at the held-lock stack, and the trylocks
- * take the general path, which puts what they take on that stack
- * (SHIM_HELD(), entry.h; contention.h). */
+ * the trylocks take the general path, which puts what they take on the
+ * held-lock stack (SHIM_HELD(), entry.h; contention.h); the unlocks'
+ * inline paths look at that stack whenever they count. */
 #define SHIM_FAST_ON      1u
 #define SHIM_FAST_COUNT   2u
 #define SHIM_FAST_LOCKDEP 4u

@@ -585,21 +585,15 @@ static inline void lockstat_waited(const volatile void *lock, enum lockstat_kind
 	lockstat_waited_timed(lock, kind, pc, t0, weight, sampled || first);
 }
 
-/* An unlock of `lock` by this thread, before the lock is released;
- * `profile`: shim_profile_on, as the caller has it (an inline path: its
- * SHIM_FAST_PROFILE bit).  The usual case: nothing on the held-lock
- * stack, nothing to do (pf_pushed is 0 without a record). */
-static inline __attribute__((always_inline)) void lockstat_release_as(const volatile void *lock,
-								      bool profile)
-{
-	if (!profile || qa_likely(pf_pushed == 0))
-		return;
-	lockstat_release_slow(pf_self, lock);
-}
-
+/* An unlock of `lock` by this thread, before the lock is released.  The
+ * usual case: nothing on the held-lock stack, nothing to do.  Only the
+ * profile pushes (pf_push()), so pf_pushed is 0 while it is off and the
+ * one test serves the statistics too. */
 static inline __attribute__((always_inline)) void lockstat_release(const volatile void *lock)
 {
-	lockstat_release_as(lock, shim_profile_on);
+	if (qa_likely(pf_pushed == 0))
+		return;
+	lockstat_release_slow(pf_self, lock);
 }
 
 /*

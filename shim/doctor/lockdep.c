@@ -458,25 +458,24 @@ static inline unsigned ld_hold_of(enum ld_obj obj)
 
 /* ---- stacks ------------------------------------------------------------------ */
 
-/* Frames the unwinder is first asked for beyond the `max` kept: the
- * drop-in's and lockdep's own below pc (three, four with a hook out of line). */
-#define LD_FRAMES_BELOW 4
-
 /* The caller's stack from the frame that returns to pc (the program's
  * call of the lock function) outward, into f[]; returns its depth.
  * Each frame unwound costs a look-up of its unwind table and a run of
- * its call-frame program (thousands of instructions), so the unwinder is
- * asked first for the frames below pc and the `max` above it only, and
- * for every frame only when that window leaves the answer open (pc not
- * in it while the stack goes on, or too deep in it): the frames kept are
- * those of a whole unwind either way. */
-static unsigned ld_backtrace(uintptr_t pc, uintptr_t *f, unsigned max)
+ * its call-frame program (about 2,000 instructions), so the unwinder is
+ * asked first for the frames below pc (*below: how many the call site
+ * found there last, lockdep's and the drop-in's own, two or three) and
+ * the `max` above it only, and for every frame only when that window
+ * leaves the answer open (pc not in it while the stack goes on, or too
+ * deep in it): the frames kept are those of a whole unwind either way.
+ * Inline, so that its own frame is not one of them. */
+static inline __attribute__((always_inline)) unsigned
+ld_backtrace_at(uintptr_t pc, uintptr_t *f, unsigned max, int *below)
 {
 	void *b[LD_FRAMES_MAX];
-	int w = max + LD_FRAMES_BELOW < LD_FRAMES_MAX ? (int)(max + LD_FRAMES_BELOW) : LD_FRAMES_MAX;
-	int n = backtrace(b, w);
-	int i = 0;
+	int w = qa_read(below) + (int)max, n, i = 0;
 
+	w = w < LD_FRAMES_MAX ? w : LD_FRAMES_MAX;
+	n = backtrace(b, w);
 	while (i < n && (uintptr_t)b[i] != pc)
 		i++;
 	if (n == w && w < LD_FRAMES_MAX && i + (int)max > n) {
@@ -484,10 +483,12 @@ static unsigned ld_backtrace(uintptr_t pc, uintptr_t *f, unsigned max)
 		i = 0;
 		while (i < n && (uintptr_t)b[i] != pc)
 			i++;
+		if (i < n && i > qa_read(below)) /* a hint: a race loses a frame at most */
+			qa_write(below, i);
 	}
 	if (i == n) { /* pc not on the unwound stack (a tail call): from pc */
 		f[0] = pc;
-		i = 3 < n ? 3 : n; /* this, its caller in lockdep, the entry point */
+		i = 2 < n ? 2 : n; /* its caller in lockdep, the entry point */
 		unsigned k = 1;
 
 		for (; i < n && k < max; i++)
@@ -500,6 +501,12 @@ static unsigned ld_backtrace(uintptr_t pc, uintptr_t *f, unsigned max)
 		f[k++] = (uintptr_t)b[i];
 	return k;
 }
+
+/* Each call site with its own count of frames below pc (see above). */
+#define ld_backtrace(pc, f, max) __extension__({                            \
+	static int ld_below_ = 2;                                            \
+	ld_backtrace_at((pc), (f), (max), &ld_below_);                       \
+})
 
 /* The depot id of stack f[0..n-1] (equal stacks, one id).  Graph lock. */
 static uint32_t ld_stack_id(const uintptr_t *f, unsigned n)

@@ -829,12 +829,21 @@ static uint32_t ld_node_new(const void *lock, enum ld_type type, uint32_t cls, u
 	return id;
 }
 
-/* Is `lock` in a loaded module's data (a static lock)? */
+/* Is `lock` in a loaded module's data (a static lock)?  _dl_find_object()
+ * asks the loader's sorted table of modules; dladdr(), which answers the
+ * same, also looks for the nearest symbol (a scan of the module's symbol
+ * table: tens of thousands of instructions in a large library). */
 static bool ld_is_static(const void *lock)
 {
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 35)
+	struct dl_find_object r;
+
+	return _dl_find_object((void *)(uintptr_t)lock, &r) == 0;
+#else
 	Dl_info di;
 
 	return dladdr(lock, &di) && di.dli_fname;
+#endif
 }
 
 /* The node of `lock`, made at its first use if no init call made one. */

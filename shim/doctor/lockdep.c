@@ -315,8 +315,6 @@ static uint32_t ld_node_free, ld_edge_free;
 /* Released memory (qlock_lockdep_forget): the nodes of each 4 KiB page
  * (graph lock), and a filter read without a lock that says which pages
  * may have some (a count per hash of the page; 0 = none). */
-#define LD_PAGE_SHIFT 12
-#define LD_FILTER_SLOTS (1u << 20)
 static struct ld_map ld_pages;
 static uint32_t *ld_filter;
 static uint64_t ld_nedges_live, ld_nedges_total, ld_nobjects;
@@ -725,11 +723,6 @@ static void ld_itab_del(const void *lock)
 
 static void ld_edge_unlink(uint32_t e);
 
-static inline uint32_t ld_filter_slot(uintptr_t page)
-{
-	return (uint32_t)(page * 0x9e3779b97f4a7c15ull >> 44) & (LD_FILTER_SLOTS - 1);
-}
-
 /* Put node id on its page's list (graph lock). */
 static void ld_page_link(uint32_t id)
 {
@@ -904,13 +897,10 @@ static void ld_forget_pages(uintptr_t lo, uintptr_t hi, uintptr_t p0, uintptr_t 
 
 static inline void ld_forget_range(uintptr_t lo, uintptr_t hi)
 {
-	uintptr_t p0 = lo >> LD_PAGE_SHIFT, p1 = (hi - 1) >> LD_PAGE_SHIFT;
+	uintptr_t p = ld_filter_first(ld_filter, lo, hi);
 
-	for (uintptr_t p = p0; p <= p1; p++)
-		if (qa_read(&ld_filter[ld_filter_slot(p)]) != 0) {
-			ld_forget_pages(lo, hi, p, p1);
-			return;
-		}
+	if (p)
+		ld_forget_pages(lo, hi, p, (hi - 1) >> LD_PAGE_SHIFT);
 }
 
 /* The pages p0..p1 of [lo, hi), of which p0 may hold locks. */
@@ -2337,6 +2327,11 @@ void lockdep_destroy(const volatile void *vlock, enum ld_obj obj, uintptr_t pc, 
 		ld_spin_unlock(&ld_graph_lock);
 	}
 	ld_busy_off();
+}
+
+EXPORT const uint32_t *qlock_lockdep_filter(void)
+{
+	return qa_read(&shim_lockdep_on) ? ld_filter : NULL;
 }
 
 /* Memory released where locks may live: see qlock_lockdep_forget(). */

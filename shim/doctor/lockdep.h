@@ -153,6 +153,31 @@ void lockdep_destroy(const volatile void *vlock, enum ld_obj obj, uintptr_t pc, 
  * it die, as if destroyed.  Exported for libqlock-lockdep-hooks.so, which
  * qlock-run --lockdep preloads. */
 void qlock_lockdep_forget(const void *p, size_t len);
+
+/* The filter of the pages that may hold a lock lockdep knows: a counter
+ * per slot (a page's slot: ld_filter_slot()), non-zero while a lock's
+ * node lives in a page of that slot.  NULL while lockdep is off; once
+ * set, the same array for the process's life (its free() reads it
+ * first, qlock_lockdep_forget() only on a hit). */
+#define LD_PAGE_SHIFT 12
+#define LD_FILTER_SLOTS (1u << 20)
+const uint32_t *qlock_lockdep_filter(void);
+
+static inline uint32_t ld_filter_slot(uintptr_t page)
+{
+	return (uint32_t)(page * 0x9e3779b97f4a7c15ull >> 44) & (LD_FILTER_SLOTS - 1);
+}
+
+/* The first page of [lo, hi) (hi > lo) whose slot is set, or 0. */
+static inline uintptr_t ld_filter_first(const uint32_t *filter, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t p1 = (hi - 1) >> LD_PAGE_SHIFT;
+
+	for (uintptr_t p = lo >> LD_PAGE_SHIFT; p <= p1; p++)
+		if (qa_read(&filter[ld_filter_slot(p)]) != 0)
+			return p;
+	return 0;
+}
 /* pthread_join(th) returned 0 (libqlock-lockdep-hooks.so): the caller has
  * waited for th's end, and for the ends of the threads th had joined. */
 void qlock_lockdep_joined(pthread_t th);

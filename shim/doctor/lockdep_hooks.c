@@ -76,6 +76,8 @@ static size_t (*real_usable)(void *);
 /* free()'s size look-up: real_usable, or NULL under a sanitizer (whose
  * free hook tells lockdep instead): one test on every free(). */
 static size_t (*free_usable)(void *);
+/* qlock_lockdep_filter(), once lockdep gives it. */
+static const uint32_t *filter;
 static int (*real_munmap)(void *, size_t);
 static int (*real_dlclose)(void *);
 static int (*real_join)(pthread_t, void **);
@@ -123,8 +125,22 @@ EXPORT void free(void *p)
 			 * is not known yet) */
 			return;
 	}
-	if (p && free_usable)
-		qlock_lockdep_forget(p, free_usable(p));
+	if (p && free_usable) {
+		const uint32_t *flt = __atomic_load_n(&filter, __ATOMIC_RELAXED);
+
+		if (qa_unlikely(!flt)) { /* until lockdep is on */
+			flt = qlock_lockdep_filter();
+			__atomic_store_n(&filter, flt, __ATOMIC_RELAXED);
+		}
+		if (flt) {
+			size_t n = free_usable(p);
+
+			/* The filter's test here, the rest (a lock may
+			 * live in the block) in the drop-in. */
+			if (n && ld_filter_first(flt, (uintptr_t)p, (uintptr_t)p + n))
+				qlock_lockdep_forget(p, n);
+		}
+	}
 	f(p);
 }
 

@@ -155,16 +155,17 @@ static void sym_lookup_kind(const struct elf_file *f, const char *tabname, uintp
 	const ElfW(Sym) *s = (const ElfW(Sym) *)(const void *)tab.p;
 
 	for (size_t i = 0; i < n; i++) {
-		int type = ELF64_ST_TYPE(s[i].st_info);
 		uintptr_t v = (uintptr_t)s[i].st_value;
-		bool covers;
+
+		/* Most symbols are above addr or end below it: those tests first. */
+		if (v > addr || (addr - v >= s[i].st_size && s[i].st_size))
+			continue; /* above addr, or it ends below addr */
+		int type = ELF64_ST_TYPE(s[i].st_info);
+		bool covers = addr - v < s[i].st_size;
 
 		if ((data ? type != STT_OBJECT : type != STT_FUNC && type != STT_GNU_IFUNC) ||
-		    s[i].st_shndx == SHN_UNDEF || v > addr || s[i].st_name >= str.size)
+		    s[i].st_shndx == SHN_UNDEF || s[i].st_name >= str.size)
 			continue;
-		covers = addr < v + s[i].st_size;
-		if (!covers && s[i].st_size)
-			continue; /* it ends below addr */
 		int rank = sym_rank(&s[i], (const char *)str.p + s[i].st_name);
 		if (best->name) {
 			if (best->covers && !covers)

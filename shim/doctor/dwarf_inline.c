@@ -11,14 +11,20 @@
  *   DW_AT_call_file/DW_AT_call_line -> those whose ranges hold the
  *   address, outermost (shallowest) first.
  *
- * Read once per unit: a unit's inlined ranges are kept in a table (an
- * anonymous mapping; the last UNITS_KEPT units used, each at most
- * RANGES_MAX ranges, KEPT_BYTES in all).  A unit with more ranges is
- * walked again at each look-up instead, keeping only the ranges that hold
- * the address.
+ * A unit's first look-ups (PROBES_MAX) are probes: its entries are walked
+ * for the inlined calls that hold the address only, skipping (to their
+ * DW_AT_sibling) the children of each entry whose code does not hold it
+ * and of each type, so that a report that names a few addresses in a
+ * large unit reads little of it.  After them, or after a probe that could
+ * skip little (no DW_AT_sibling), the unit is read once: its inlined
+ * ranges are kept in a table (an anonymous mapping; the last UNITS_KEPT
+ * units used, each at most RANGES_MAX ranges, KEPT_BYTES in all).  A unit
+ * with more ranges is walked again at each look-up instead, keeping only
+ * the ranges that hold the address.
  *
  * Every read is bounds-checked (dwarf.h's reader); a unit that does not
- * read whole gives no inlined calls.  No recursion: the entry tree is
+ * read whole (a probe: the entries it reads) gives no inlined calls; a
+ * sibling is followed forward only, within its unit.  No recursion: the entry tree is
  * walked with a depth counter (at most DEPTH_MAX); an abbreviation has at
  * most ATTRS_MAX attributes, a range list at most LIST_MAX entries, and a
  * look-up does at most WORK_MAX steps (an attribute, a range, a unit
@@ -49,7 +55,16 @@
 
 /* DWARF 5, section 7.5: the tags, attributes and forms read here. */
 enum {
+	TAG_array_type = 0x01,
+	TAG_class_type = 0x02,
+	TAG_enumeration_type = 0x04,
+	TAG_structure_type = 0x13,
+	TAG_subroutine_type = 0x15,
+	TAG_union_type = 0x17,
 	TAG_inlined_subroutine = 0x1d,
+	TAG_subprogram = 0x2e,
+
+	AT_sibling = 0x01,
 
 	AT_name = 0x03,
 	AT_stmt_list = 0x10,
@@ -143,6 +158,9 @@ enum {
 #define KEPT_BYTES (32u << 20)  /* all units' tables */
 #endif
 #define WORK_MAX (1u << 26)     /* steps of one look-up */
+#ifndef PROBES_MAX
+#define PROBES_MAX 8u           /* look-ups of a unit before its table is made */
+#endif
 
 /* The steps left to this look-up (shim_dwarf_inline() sets it; the
  * caller serialises look-ups). */
@@ -251,6 +269,24 @@ static void abbrevs_free(struct abbrevs *t)
 	if (t->v)
 		munmap(t->v, t->bytes);
 	t->v = NULL;
+}
+
+/* The abbreviations of unit u: the table loaded last, kept (a report's
+ * look-ups are mostly in a few units), else loaded in its place; NULL
+ * when they do not read. */
+static const struct abbrevs *abbrevs_of(const struct unit *u)
+{
+	static struct abbrevs last;
+	static const uint8_t *last_at;
+
+	if (last.v && last_at == u->d->abbrev.p + u->abbrev_off)
+		return &last;
+	abbrevs_free(&last);
+	last_at = NULL;
+	if (!abbrevs_load(u, &last))
+		return NULL;
+	last_at = u->d->abbrev.p + u->abbrev_off;
+	return &last;
 }
 
 static const struct abbrev *abbrev_get(const struct abbrevs *t, uint64_t code)
@@ -426,7 +462,7 @@ static const char *val_str(const struct unit *u, const struct val *v)
 struct die {
 	struct val low, high, ranges, call_file, call_line;
 	struct val stmt_list, addr_base, rnglists_base, str_offsets_base;
-	struct val name, linkage_name, origin, specification;
+	struct val name, linkage_name, origin, specification, sibling;
 };
 
 static bool die_read(struct rd *r, const struct unit *u, const struct abbrev *a, struct die *e)
@@ -462,6 +498,7 @@ static bool die_read(struct rd *r, const struct unit *u, const struct abbrev *a,
 		case AT_linkage_name: case AT_MIPS_linkage_name: e->linkage_name = v; break;
 		case AT_abstract_origin: e->origin = v; break;
 		case AT_specification: e->specification = v; break;
+		case AT_sibling: e->sibling = v; break;
 		default: break;
 		}
 	}
@@ -725,6 +762,8 @@ struct inl {
  * that hold addr (keep_addr). */
 struct sink {
 	bool keep_addr;
+	bool probe;             /* keep_addr, and skip the subtrees that cannot hold addr */
+	size_t skipped;         /* the bytes of entries a probe skipped */
 	uint64_t addr;
 	struct inl *v;
 	size_t n, cap_bytes;
@@ -767,16 +806,45 @@ static bool sink_add(void *ctx, uint64_t lo, uint64_t hi)
 	return false;
 }
 
+/* A probe's skip of the children of entry e (read from r): to its
+ * DW_AT_sibling, a later entry of the unit, when none of them can be in
+ * an inlined call that holds s->addr: e's code does not hold it (an entry
+ * with code: a function, a lexical block), or e has no code of its own
+ * and is a function (a declaration, an abstract instance: the inlined
+ * calls with code are in the concrete instances) or a type.  True when r
+ * was moved past them. */
+static bool skip_to(const struct unit *u, struct rd *r, const struct abbrev *a, const struct die *e,
+		    struct sink *s)
+{
+	struct hold h = { s->addr };
+	uint64_t to;
+
+	if (e->sibling.kind != V_REF)
+		return false;
+	to = e->sibling.u;
+	if (to <= (uint64_t)(r->p - u->d->info.p) || to >= (uint64_t)(u->end - u->d->info.p))
+		return false;   /* not after the entry, or not in the unit */
+	bool type = a->tag == TAG_structure_type || a->tag == TAG_class_type ||
+		    a->tag == TAG_union_type || a->tag == TAG_enumeration_type ||
+		    a->tag == TAG_array_type || a->tag == TAG_subroutine_type;
+	bool code = e->low.kind != V_NONE || e->ranges.kind != V_NONE;
+	if (code ? die_ranges(u, e, holds, &h) : !type && a->tag != TAG_subprogram)
+		return false;
+	s->skipped += (size_t)(u->d->info.p + to - r->p);
+	r->p = u->d->info.p + to;
+	return true;
+}
+
 /* Walk the unit's entries (an explicit depth, no recursion); false when
  * they do not read whole or the table is full. */
 static bool unit_walk(const struct unit *u, struct sink *s)
 {
-	struct abbrevs t;
+	const struct abbrevs *t = abbrevs_of(u);
 	struct rd r = { u->dies, u->end, false };
 	unsigned depth = 0;
 	bool ok = false;
 
-	if (!abbrevs_load(u, &t))
+	if (!t)
 		return false;
 	while (r.p < r.end) {
 		uint64_t code = rd_uleb(&r);
@@ -794,7 +862,7 @@ static bool unit_walk(const struct unit *u, struct sink *s)
 			}
 			continue;
 		}
-		a = abbrev_get(&t, code);
+		a = abbrev_get(t, code);
 		if (!a || !die_read(&r, u, a, &e))
 			break;
 		if (a->tag == TAG_inlined_subroutine && e.call_line.kind == V_CONST &&
@@ -807,7 +875,9 @@ static bool unit_walk(const struct unit *u, struct sink *s)
 			if (s->full)
 				break;
 		}
-		if (a->children) {
+		if (a->children && s->probe && depth > 0 && skip_to(u, &r, a, &e, s)) {
+			continue;       /* its children cannot hold the address */
+		} else if (a->children) {
 			if (++depth > DEPTH_MAX)
 				break;
 		} else if (depth == 0) {
@@ -817,7 +887,6 @@ static bool unit_walk(const struct unit *u, struct sink *s)
 	}
 	if (r.p == r.end && !r.bad && depth <= 1)
 		ok = true;      /* the last lists' ends left out (padding) */
-	abbrevs_free(&t);
 	return ok && !s->full;
 }
 
@@ -832,6 +901,44 @@ static struct unit_kept {
 	unsigned long used;
 } kept[UNITS_KEPT];
 static unsigned long kept_clock;
+
+/* The unit's table, if it has one now. */
+static struct unit_kept *kept_find(const struct unit *u)
+{
+	for (unsigned i = 0; i < UNITS_KEPT; i++)
+		if (kept[i].info == u->d->info.p && kept[i].off == u->off) {
+			kept[i].used = ++kept_clock;
+			return &kept[i];
+		}
+	return NULL;
+}
+
+/* The look-ups probed in the units without a table (the last PROBED of
+ * them): a unit's first PROBES_MAX look-ups are probes, the next one
+ * makes its table, and so does the one after a probe that could skip
+ * little of the unit (no DW_AT_sibling: clang's output). */
+#define PROBED 32
+static struct unit_probed {
+	const uint8_t *info;
+	uint64_t off;
+	unsigned n;
+} probed[PROBED];
+static unsigned probed_next;
+static const unsigned probes_max = PROBES_MAX; /* (a test's may be 0) */
+
+static struct unit_probed *probed_of(const struct unit *u)
+{
+	struct unit_probed *p;
+
+	for (unsigned i = 0; i < PROBED; i++)
+		if (probed[i].info == u->d->info.p && probed[i].off == u->off)
+			return &probed[i];
+	p = &probed[probed_next++ % PROBED];
+	p->info = u->d->info.p;
+	p->off = u->off;
+	p->n = 0;
+	return p;
+}
 
 static struct unit_kept *unit_kept(const struct unit *u)
 {
@@ -962,15 +1069,31 @@ bool shim_dwarf_inline(const struct dwarf *d, uint64_t addr, struct shim_inline 
 	unsigned nfound = 0;
 	struct unit u;
 	struct unit_kept *k;
+	struct unit_probed *p;
 
 	in->n = 0;
 	work_left = WORK_MAX;
 	if (!d->info.p || !d->abbrev.p || !unit_of(d, addr, &u) || !u.have_stmt_list)
 		return false;
-	k = unit_kept(&u);
-	if (k->bad)
+	k = kept_find(&u);
+	p = k ? NULL : probed_of(&u);
+	if (p && p->n < probes_max) {
+		/* A probe: the entries on the way to addr only. */
+		struct sink s;
+
+		memset(&s, 0, sizeof(s));
+		s.keep_addr = s.probe = true;
+		s.addr = addr;
+		p->n++;
+		if (!unit_walk(&u, &s))
+			return false;
+		if (s.skipped < (size_t)(u.end - u.dies) / 2)
+			p->n = probes_max;
+		nfound = s.nhold;
+		memcpy(found, s.hold, nfound * sizeof(found[0]));
+	} else if (!(k = k ? k : unit_kept(&u)) || k->bad) {
 		return false;
-	if (k->walk) {
+	} else if (k->walk) {
 		struct sink s;
 
 		memset(&s, 0, sizeof(s));

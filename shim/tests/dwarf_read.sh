@@ -1,21 +1,24 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The reader of inlined calls with its limits and with tiny ones
-# (dwarf_read.c) gives the same calls at 3000 addresses spread over each
-# file's code; the first file (wrapped, built -O2 -g) has some, each in the
-# function's line that addr2line -i names.
-#   dwarf_read.sh DWARF_READ DWARF_READ_SMALL FILE...
+# The reader of inlined calls with its limits, with tiny ones (and no
+# probes: every unit's table made at its first look-up) and with probes
+# only (a unit's entries walked for each address, skipping what cannot
+# hold it; dwarf_read.c) gives the same calls at 3000 addresses spread
+# over each file's code; the first file (wrapped, built -O2 -g) has some,
+# each in the function's line that addr2line -i names.
+#   dwarf_read.sh DWARF_READ DWARF_READ_SMALL DWARF_READ_PROBE FILE...
 set -u
-read=$1 small=$2
-shift 2
+read=$1 small=$2 probe=$3
+shift 3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0 first=1
 for f; do
 	b=$(basename "$f")
 	if ! timeout 600 "$read" "$f" 3000 >"$work/a" 2>"$work/ae" ||
-	   ! timeout 600 "$small" "$f" 3000 >"$work/b" 2>"$work/be"; then
-		echo "FAIL $b: exit status"; cat "$work/ae" "$work/be"; fail=1; continue
+	   ! timeout 600 "$small" "$f" 3000 >"$work/b" 2>"$work/be" ||
+	   ! timeout 600 "$probe" "$f" 3000 >"$work/c" 2>"$work/ce"; then
+		echo "FAIL $b: exit status"; cat "$work/ae" "$work/be" "$work/ce"; fail=1; continue
 	fi
 	n=$(wc -l <"$work/a")
 	if [ $first = 1 ] && [ "$n" -eq 0 ]; then
@@ -42,6 +45,11 @@ for f; do
 		echo "ok   $b: $(sed 's/^dwarf_read: //' "$work/ae"), the same with tiny limits"
 	else
 		echo "FAIL $b: the tiny limits give other calls"; diff "$work/a" "$work/b" | head -n 20; fail=1
+	fi
+	if cmp -s "$work/a" "$work/c"; then
+		echo "ok   $b: the same with probes only"
+	else
+		echo "FAIL $b: probes give other calls"; diff "$work/a" "$work/c" | head -n 20; fail=1
 	fi
 	first=0
 done

@@ -196,6 +196,8 @@ struct abbrev {
 	uint32_t tag;
 	bool children;
 	const uint8_t *spec;            /* its (attribute, form) pairs */
+	int32_t fixed;                  /* its entries' size when every form's is fixed, else -1
+					 * (in a unit's table: abbrevs_load()) */
 };
 
 /* One abbreviation declaration at r (DWARF 5, section 7.5.3); false at
@@ -238,6 +240,44 @@ static void *map_alloc(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The size of an entry of abbreviation a in unit u when all its forms
+ * have a fixed size (DWARF 5 section 7.5.6), else -1: such an entry is
+ * passed over without reading its attributes when none is needed. */
+static int32_t abbrev_fixed(const struct unit *u, const struct abbrev *a)
+{
+	struct rd s = { a->spec, u->d->abbrev.p + u->d->abbrev.size, false };
+	int32_t size = 0;
+
+	for (unsigned n = 0; n <= ATTRS_MAX; n++) {
+		uint64_t at = rd_uleb(&s), form = rd_uleb(&s);
+		unsigned k;
+
+		if (s.bad)
+			return -1;
+		if (at == 0 && form == 0)
+			return size;
+		switch (form) {
+		case FORM_flag_present: k = 0; break;
+		case FORM_implicit_const: (void)rd_sleb(&s); k = 0; break;
+		case FORM_data1: case FORM_ref1: case FORM_flag: case FORM_strx1: case FORM_addrx1:
+			k = 1; break;
+		case FORM_data2: case FORM_ref2: case FORM_strx2: case FORM_addrx2: k = 2; break;
+		case FORM_strx3: case FORM_addrx3: k = 3; break;
+		case FORM_data4: case FORM_ref4: case FORM_strx4: case FORM_addrx4: case FORM_ref_sup4:
+			k = 4; break;
+		case FORM_data8: case FORM_ref8: case FORM_ref_sig8: case FORM_ref_sup8: k = 8; break;
+		case FORM_data16: k = 16; break;
+		case FORM_addr: k = u->addr_size; break;
+		case FORM_strp: case FORM_line_strp: case FORM_sec_offset: case FORM_ref_addr:
+		case FORM_strp_sup: case FORM_GNU_ref_alt: case FORM_GNU_strp_alt:
+			k = u->offsize; break;
+		default: return -1;     /* LEB128, strings, blocks, indirect */
+		}
+		size += (int32_t)k;
+	}
+	return -1;
+}
+
 static bool abbrevs_load(const struct unit *u, struct abbrevs *t)
 {
 	const struct sec *s = &u->d->abbrev;
@@ -259,8 +299,10 @@ static bool abbrevs_load(const struct unit *u, struct abbrevs *t)
 	if (!t->v)
 		return false;
 	r = (struct rd){ s->p + u->abbrev_off, s->p + s->size, false };
-	while (t->n < n && abbrev_next(&r, &t->v[t->n]))
+	while (t->n < n && abbrev_next(&r, &t->v[t->n])) {
+		t->v[t->n].fixed = abbrev_fixed(u, &t->v[t->n]);
 		t->n++;
+	}
 	return true;
 }
 
@@ -278,14 +320,17 @@ static const struct abbrevs *abbrevs_of(const struct unit *u)
 {
 	static struct abbrevs last;
 	static const uint8_t *last_at;
+	static unsigned last_sizes;     /* the entry sizes' unit's address and offset sizes */
+	unsigned sizes = u->addr_size << 8 | u->offsize;
 
-	if (last.v && last_at == u->d->abbrev.p + u->abbrev_off)
+	if (last.v && last_at == u->d->abbrev.p + u->abbrev_off && last_sizes == sizes)
 		return &last;
 	abbrevs_free(&last);
 	last_at = NULL;
 	if (!abbrevs_load(u, &last))
 		return NULL;
 	last_at = u->d->abbrev.p + u->abbrev_off;
+	last_sizes = sizes;
 	return &last;
 }
 
@@ -863,7 +908,20 @@ static bool unit_walk(const struct unit *u, struct sink *s)
 			continue;
 		}
 		a = abbrev_get(t, code);
-		if (!a || !die_read(&r, u, a, &e))
+		if (!a)
+			break;
+		if (!a->children && a->tag != TAG_inlined_subroutine && a->fixed >= 0) {
+			/* nothing of it needed: passed over */
+			rd_skip(&r, (uint64_t)a->fixed);
+			if (r.bad)
+				break;
+			if (depth == 0) {
+				ok = true;      /* a root without children */
+				break;
+			}
+			continue;
+		}
+		if (!die_read(&r, u, a, &e))
 			break;
 		if (a->tag == TAG_inlined_subroutine && e.call_line.kind == V_CONST &&
 		    e.call_file.kind == V_CONST && e.call_line.u && e.call_line.u <= UINT32_MAX) {

@@ -82,6 +82,7 @@
 #include "lockdep.h"
 #include "shim.h" /* the objects' layouts */
 #include "symbolize.h"
+#include "unwinder.h"
 #include "wrapper.h"
 
 bool shim_lockdep_on;
@@ -456,22 +457,68 @@ static inline unsigned ld_hold_of(enum ld_obj obj)
 
 /* ---- stacks ------------------------------------------------------------------ */
 
+/* The unwinder backtrace() calls (unwinder.h), found at set-up;
+ * ld_uw.backtrace NULL: backtrace(). */
+static struct shim_unwinder ld_uw;
+
+/* A walk under way: the frames as backtrace() gives them (the first the
+ * walk's caller's), up to pc and `max` frames from it. */
+struct ld_walk {
+	void **b;
+	uintptr_t pc;
+	unsigned max;
+	int n, at;           /* frames in b[]; the index of pc, -1 not yet */
+	uintptr_t last_ip;
+	_Unwind_Word last_cfa;
+};
+
+static _Unwind_Reason_Code ld_walk_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct ld_walk *c = arg;
+	uintptr_t ip = (uintptr_t)ld_uw.get_ip(ctx);
+	_Unwind_Word cfa = ld_uw.get_cfa(ctx);
+
+	/* No progress (the same frame again): the end, as backtrace() has it. */
+	if (c->n > 0 && ip == c->last_ip && cfa == c->last_cfa)
+		return _URC_END_OF_STACK;
+	c->last_ip = ip;
+	c->last_cfa = cfa;
+	c->b[c->n] = (void *)ip;
+	if (c->at < 0 && ip == c->pc)
+		c->at = c->n;
+	c->n++;
+	if (c->n == LD_FRAMES_MAX || (c->at >= 0 && c->n - c->at == (int)c->max))
+		return _URC_END_OF_STACK;
+	return _URC_NO_REASON;
+}
+
 /* The caller's stack from the frame that returns to pc (the program's
  * call of the lock function) outward, into f[]; returns its depth.
- * Each frame unwound costs a look-up of its unwind table and a run of
- * its call-frame program (about 2,000 instructions), so the unwinder is
- * asked first for the frames below pc (*below: how many the call site
- * found there last, lockdep's and the drop-in's own, two or three) and
- * the `max` above it only, and for every frame only when that window
- * leaves the answer open (pc not in it while the stack goes on, or too
- * deep in it): the frames kept are those of a whole unwind either way.
- * Inline, so that its own frame is not one of them. */
+ * Each frame unwound costs about 2,000 instructions, so the walk ends at
+ * the last frame kept: the unwinder's own walk stops there (ld_walk_frame());
+ * without it, backtrace() is asked first for the frames below pc
+ * (*below: how many the call site found there last, lockdep's and the
+ * drop-in's own, two or three) and the `max` above it only, and for every
+ * frame only when that window leaves the answer open (pc not in it while
+ * the stack goes on, or too deep in it).  The frames kept are those of a
+ * whole unwind either way.  Inline, so that its own frame is not one of
+ * them. */
 static inline __attribute__((always_inline)) unsigned
 ld_backtrace_at(uintptr_t pc, uintptr_t *f, unsigned max, int *below)
 {
 	void *b[LD_FRAMES_MAX];
 	int w = qa_read(below) + (int)max, n, i = 0;
 
+	if (ld_uw.backtrace) { /* the unwinder itself: it stops at the last frame kept */
+		struct ld_walk c = { b, pc, max, 0, -1, 0, 0 };
+
+		(void)ld_uw.backtrace(ld_walk_frame, &c);
+		n = c.n;
+		if (n > 1 && b[n - 1] == NULL) /* as backtrace() */
+			n--;
+		i = c.at < 0 ? n : c.at;
+		goto got;
+	}
 	w = w < LD_FRAMES_MAX ? w : LD_FRAMES_MAX;
 	n = backtrace(b, w);
 	while (i < n && (uintptr_t)b[i] != pc)
@@ -484,6 +531,7 @@ ld_backtrace_at(uintptr_t pc, uintptr_t *f, unsigned max, int *below)
 		if (i < n && i > qa_read(below)) /* a hint: a race loses a frame at most */
 			qa_write(below, i);
 	}
+got:
 	if (i == n) { /* pc not on the unwound stack (a tail call): from pc */
 		f[0] = pc;
 		i = 2 < n ? 2 : n; /* its caller in lockdep, the entry point */
@@ -2650,6 +2698,7 @@ void shim_lockdep_setup(void)
 		void *b[4];
 
 		(void)backtrace(b, 4);
+		shim_unwinder_find(&ld_uw);
 	}
 	(void)pthread_atfork(NULL, NULL, ld_fork_child);
 	atexit(ld_exit);

@@ -20,6 +20,7 @@
 #include <unwind.h>
 
 #include "core/atomic.h"
+#include "unwinder.h"
 #include "wrapper.h"
 
 unsigned pf_depth = PF_DEPTH_DEFAULT;
@@ -54,28 +55,12 @@ static int range_cb(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /*
- * The unwinder backtrace() calls (libgcc's, which its first call loaded),
- * called here directly, so that a capture stops once it has the frames it
- * keeps: backtrace() goes on to as many as asked for, 12 more than kept
- * (for the drop-in's own frames), each costing the unwinder a look-up of
- * its call frame information.  NULL when not found: backtrace() then.
+ * The unwinder backtrace() calls (unwinder.h), called here directly, so
+ * that a capture stops once it has the frames it keeps: backtrace() goes
+ * on to as many as asked for, 12 more than kept (for the drop-in's own
+ * frames).  uw.backtrace NULL when not found: backtrace() then.
  */
-static _Unwind_Reason_Code (*uw_backtrace)(_Unwind_Trace_Fn, void *);
-static _Unwind_Ptr (*uw_get_ip)(struct _Unwind_Context *);
-static _Unwind_Word (*uw_get_cfa)(struct _Unwind_Context *);
-
-static void unwinder_find(void)
-{
-	void *h = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
-
-	if (!h)
-		return;
-	uw_get_ip = (_Unwind_Ptr (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetIP");
-	uw_get_cfa = (_Unwind_Word (*)(struct _Unwind_Context *))dlsym(h, "_Unwind_GetCFA");
-	if (uw_get_ip && uw_get_cfa)
-		uw_backtrace = (_Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void *))
-			dlsym(h, "_Unwind_Backtrace");
-}
+static struct shim_unwinder uw;
 
 void pf_stacks_setup(void)
 {
@@ -98,7 +83,7 @@ void pf_stacks_setup(void)
 	(void)dl_iterate_phdr(range_cb, (void *)&shim_lo);
 	/* The first backtrace() loads the unwinder: now, not on a lock path. */
 	(void)backtrace(prime, 4);
-	unwinder_find();
+	shim_unwinder_find(&uw);
 	qa_write_release(&pf_primed, true);
 }
 
@@ -125,8 +110,8 @@ struct capture {
 static _Unwind_Reason_Code capture_frame(struct _Unwind_Context *ctx, void *arg)
 {
 	struct capture *c = arg;
-	uintptr_t ip = (uintptr_t)uw_get_ip(ctx);
-	_Unwind_Word cfa = uw_get_cfa(ctx);
+	uintptr_t ip = (uintptr_t)uw.get_ip(ctx);
+	_Unwind_Word cfa = uw.get_cfa(ctx);
 
 	/* No progress (the same frame again): the end, as backtrace() has it. */
 	if (c->seen > 0 && ip == c->last_ip && cfa == c->last_cfa)
@@ -143,11 +128,11 @@ static _Unwind_Reason_Code capture_frame(struct _Unwind_Context *ctx, void *arg)
 
 unsigned pf_stack_capture(uintptr_t *pc, unsigned max)
 {
-	if (uw_backtrace && max) {
+	if (uw.backtrace && max) {
 		/* The first frame is this function's (backtrace()'s caller's). */
 		struct capture c = { pc, max, 0, 0, max + 12, false, 0, 0 };
 
-		(void)uw_backtrace(capture_frame, &c);
+		(void)uw.backtrace(capture_frame, &c);
 		/* backtrace() drops a last frame without an address */
 		if (c.k && c.seen > 1 && pc[c.k - 1] == 0)
 			c.k--;

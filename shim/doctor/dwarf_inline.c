@@ -15,7 +15,10 @@
  * for the inlined calls that hold the address only, skipping (to their
  * DW_AT_sibling) the children of each entry whose code does not hold it
  * and of each type, so that a report that names a few addresses in a
- * large unit reads little of it.  After them, or after a probe that could
+ * large unit reads little of it; the first probe of a unit also notes
+ * its top-level entries that may need reading and the addresses each one's
+ * code spans, so that the next probes go straight from one that may hold
+ * their address to the next.  After them, or after a probe that could
  * skip little (no DW_AT_sibling), the unit is read once: its inlined
  * ranges are kept in a table (an anonymous mapping; the last UNITS_KEPT
  * units used, each at most RANGES_MAX ranges, KEPT_BYTES in all).  A unit
@@ -803,6 +806,70 @@ struct inl {
 	uint32_t line, depth;
 };
 
+/* A unit's top-level entries (the root's children) a probe may have to
+ * read, made by its first probe that reads them all: each one's offset in
+ * .debug_info and the addresses [lo, hi) that hold all its ranges (0 and
+ * ~0: read it at every probe); an entry left out of it is one a probe
+ * passes over or skips whatever the address (no children and no inlined
+ * call, or no code of its own: a type, a function's declaration).  A
+ * later probe goes from one entry that may hold its address to the next,
+ * reading none of the others; `end`: where the root's children end. */
+#ifndef TOP_MAX
+#define TOP_MAX 16384u          /* top-level entries indexed of one unit */
+#endif
+
+struct top {
+	uint64_t off, lo, hi;
+};
+
+struct top_index {
+	struct top *v;
+	size_t n, bytes;
+	const uint8_t *end;
+	bool tried, given_up, ok;
+};
+
+static void top_free(struct top_index *x)
+{
+	if (x->v)
+		munmap(x->v, x->bytes);
+	memset(x, 0, sizeof(*x));
+}
+
+/* Add one entry; false (the index given up) past TOP_MAX or out of memory. */
+static bool top_add(struct top_index *x, uint64_t off, uint64_t lo, uint64_t hi)
+{
+	if ((x->n + 1) * sizeof(*x->v) > x->bytes) {
+		size_t bytes = x->bytes ? 2 * x->bytes : 4096;
+		void *p;
+
+		if (x->n >= TOP_MAX)
+			return false;
+		p = x->v ? mremap(x->v, x->bytes, bytes, MREMAP_MAYMOVE) : map_alloc(bytes);
+		if (p == MAP_FAILED || !p)
+			return false;
+		x->v = p;
+		x->bytes = bytes;
+	}
+	x->v[x->n++] = (struct top){ off, lo, hi };
+	return true;
+}
+
+struct envelope {
+	uint64_t lo, hi;
+};
+
+static bool envelope_add(void *ctx, uint64_t lo, uint64_t hi)
+{
+	struct envelope *e = ctx;
+
+	if (lo < e->lo)
+		e->lo = lo;
+	if (hi > e->hi)
+		e->hi = hi;
+	return false;
+}
+
 /* Where the walk puts the ranges: all of them in a table, or only those
  * that hold addr (keep_addr). */
 struct sink {
@@ -817,6 +884,11 @@ struct sink {
 	unsigned nhold;
 	/* the entry being added */
 	struct inl cur;
+	/* a probe's index of the top-level entries: made (build: none yet),
+	 * or followed (use), `next` its first entry not gone past */
+	struct top_index *build;
+	const struct top_index *use;
+	size_t next;
 };
 
 static bool sink_add(void *ctx, uint64_t lo, uint64_t hi)
@@ -858,22 +930,33 @@ static bool sink_add(void *ctx, uint64_t lo, uint64_t hi)
  * and is a function (a declaration, an abstract instance: the inlined
  * calls with code are in the concrete instances) or a type.  True when r
  * was moved past them. */
-static bool skip_to(const struct unit *u, struct rd *r, const struct abbrev *a, const struct die *e,
-		    struct sink *s)
+/* Whether a probe may skip the children of entry e (read from r): 0 no,
+ * 1 whatever the address, 2 when its code does not hold the address. */
+static int skippable(const struct unit *u, const struct rd *r, const struct abbrev *a,
+		     const struct die *e)
 {
-	struct hold h = { s->addr };
 	uint64_t to;
 
 	if (e->sibling.kind != V_REF)
-		return false;
+		return 0;
 	to = e->sibling.u;
 	if (to <= (uint64_t)(r->p - u->d->info.p) || to >= (uint64_t)(u->end - u->d->info.p))
-		return false;   /* not after the entry, or not in the unit */
+		return 0;       /* not after the entry, or not in the unit */
 	bool type = a->tag == TAG_structure_type || a->tag == TAG_class_type ||
 		    a->tag == TAG_union_type || a->tag == TAG_enumeration_type ||
 		    a->tag == TAG_array_type || a->tag == TAG_subroutine_type;
 	bool code = e->low.kind != V_NONE || e->ranges.kind != V_NONE;
-	if (code ? die_ranges(u, e, holds, &h) : !type && a->tag != TAG_subprogram)
+	return code ? 2 : type || a->tag == TAG_subprogram ? 1 : 0;
+}
+
+static bool skip_to(const struct unit *u, struct rd *r, const struct abbrev *a, const struct die *e,
+		    struct sink *s)
+{
+	struct hold h = { s->addr };
+	int k = skippable(u, r, a, e);
+	uint64_t to = e->sibling.u;
+
+	if (k == 0 || (k == 2 && die_ranges(u, e, holds, &h)))
 		return false;
 	s->skipped += (size_t)(u->d->info.p + to - r->p);
 	r->p = u->d->info.p + to;
@@ -892,16 +975,42 @@ static bool unit_walk(const struct unit *u, struct sink *s)
 	if (!t)
 		return false;
 	while (r.p < r.end) {
-		uint64_t code = rd_uleb(&r);
+		const uint8_t *start;
+		uint64_t code;
 		const struct abbrev *a;
 		struct die e;
 
+		if (s->use && depth == 1) {
+			/* to the next top-level entry that may hold the address */
+			const uint8_t *to = s->use->end;
+
+			for (; s->next < s->use->n; s->next++) {
+				const struct top *x = &s->use->v[s->next];
+
+				if (x->off < (uint64_t)(r.p - u->d->info.p))
+					continue;
+				if (x->lo <= s->addr && s->addr < x->hi) {
+					to = u->d->info.p + x->off;
+					break;
+				}
+			}
+			if (to > r.p && to <= r.end) {
+				s->skipped += (size_t)(to - r.p);
+				r.p = to;
+				if (r.p == r.end)
+					break;
+			}
+		}
+		start = r.p;
+		code = rd_uleb(&r);
 		if (r.bad || !work(1))
 			break;
 		if (code == 0) {        /* the end of a list of children */
 			if (depth == 0)
 				break;
 			if (--depth == 0) {
+				if (s->build)
+					s->build->end = start;
 				ok = true;
 				break;
 			}
@@ -923,6 +1032,18 @@ static bool unit_walk(const struct unit *u, struct sink *s)
 		}
 		if (!die_read(&r, u, a, &e))
 			break;
+		if (s->build && depth == 1 && !s->build->given_up) {
+			int k = a->tag == TAG_inlined_subroutine ? 0 : !a->children ? 1 : skippable(u, &r, a, &e);
+			struct envelope env = { ~(uint64_t)0, 0 };
+			uint64_t off = (uint64_t)(start - u->d->info.p);
+
+			if (k == 0)
+				env = (struct envelope){ 0, ~(uint64_t)0 };
+			else if (k == 2)
+				(void)die_ranges(u, &e, envelope_add, &env);
+			if (env.lo < env.hi && !top_add(s->build, off, env.lo, env.hi))
+				s->build->given_up = true;
+		}
 		if (a->tag == TAG_inlined_subroutine && e.call_line.kind == V_CONST &&
 		    e.call_file.kind == V_CONST && e.call_line.u && e.call_line.u <= UINT32_MAX) {
 			s->cur.file = e.call_file.u;
@@ -943,8 +1064,18 @@ static bool unit_walk(const struct unit *u, struct sink *s)
 			break;
 		}
 	}
-	if (r.p == r.end && !r.bad && depth <= 1)
+	if (r.p == r.end && !r.bad && depth <= 1) {
 		ok = true;      /* the last lists' ends left out (padding) */
+		if (s->build && depth == 1)
+			s->build->end = r.end;
+	}
+	if (s->build) {
+		s->build->ok = ok && !s->full && !s->build->given_up && s->build->end;
+		if (!s->build->ok) {
+			top_free(s->build);
+			s->build->tried = true;
+		}
+	}
 	return ok && !s->full;
 }
 
@@ -980,6 +1111,7 @@ static struct unit_probed {
 	const uint8_t *info;
 	uint64_t off;
 	unsigned n;
+	struct top_index top;
 } probed[PROBED];
 static unsigned probed_next;
 static const unsigned probes_max = PROBES_MAX; /* (a test's may be 0) */
@@ -992,6 +1124,7 @@ static struct unit_probed *probed_of(const struct unit *u)
 		if (probed[i].info == u->d->info.p && probed[i].off == u->off)
 			return &probed[i];
 	p = &probed[probed_next++ % PROBED];
+	top_free(&p->top);
 	p->info = u->d->info.p;
 	p->off = u->off;
 	p->n = 0;
@@ -1142,6 +1275,12 @@ bool shim_dwarf_inline(const struct dwarf *d, uint64_t addr, struct shim_inline 
 		memset(&s, 0, sizeof(s));
 		s.keep_addr = s.probe = true;
 		s.addr = addr;
+		if (!p->top.tried) {
+			p->top.tried = true;
+			s.build = &p->top;
+		} else if (p->top.ok) {
+			s.use = &p->top;
+		}
 		p->n++;
 		if (!unit_walk(&u, &s))
 			return false;

@@ -138,6 +138,162 @@ static int sym_rank(const ElfW(Sym) *s, const char *name)
 	return (b == STB_GLOBAL ? 4 : b == STB_WEAK ? 2 : 0) + (name[0] != '_');
 }
 
+/* Symbol i of table s (its strings str) against the best so far, for
+ * addr: a function's (a data object's with `data`) that covers addr
+ * beats one that does not, then the higher value, then the rank. */
+static void sym_consider(const ElfW(Sym) *s, size_t i, struct sec str, uintptr_t addr,
+			 struct sym_hit *best, bool data)
+{
+	uintptr_t v = (uintptr_t)s[i].st_value;
+
+	/* Most symbols are above addr or end below it: those tests first. */
+	if (v > addr || (addr - v >= s[i].st_size && s[i].st_size))
+		return; /* above addr, or it ends below addr */
+	int type = ELF64_ST_TYPE(s[i].st_info);
+	bool covers = addr - v < s[i].st_size;
+
+	if ((data ? type != STT_OBJECT : type != STT_FUNC && type != STT_GNU_IFUNC) ||
+	    s[i].st_shndx == SHN_UNDEF || s[i].st_name >= str.size)
+		return;
+	int rank = sym_rank(&s[i], (const char *)str.p + s[i].st_name);
+	if (best->name) {
+		if (best->covers && !covers)
+			return;
+		if (best->covers == covers &&
+		    (v < best->value || (v == best->value && rank <= best->rank)))
+			return;
+	}
+	best->name = (const char *)str.p + s[i].st_name;
+	best->value = v;
+	best->size = s[i].st_size;
+	best->covers = covers;
+	best->rank = rank;
+}
+
+/*
+ * A table's function symbols by address, made once it has been scanned
+ * SYM_SCANS times (a report at exit looks up many addresses; one look-up
+ * alone is cheaper as a scan): buckets of consecutive addresses, each
+ * listing its symbols in the table's order, and for each bucket the
+ * furthest end of a sized symbol in it or below.  A look-up reads the
+ * bucket of its address and those below it only while one of them may
+ * still hold a better symbol, and finds the scan's answer (symbols of one
+ * value, whose order breaks ties, share a bucket).  In anonymous
+ * mappings, as the kept descriptions.
+ */
+#define SYM_SCANS 1
+#define SYM_INDEXES 8
+
+struct sym_index {
+	const uint8_t *tab;             /* the table indexed (NULL: slot free) */
+	unsigned scans;
+	bool made;                      /* false after SYM_SCANS: not made (no memory) */
+	uintptr_t lo;
+	unsigned shift;
+	uint32_t nb;
+	uint32_t *start;                /* nb + 1: bucket b's symbols are idx[start[b]..start[b+1]) */
+	uint32_t *idx;
+	uintptr_t *reach;               /* nb */
+	void *map;
+	size_t bytes;
+};
+
+static struct sym_index sym_indexes[SYM_INDEXES];
+static unsigned sym_index_next;
+
+static bool sym_indexed(const ElfW(Sym) *s, size_t i, struct sec str)
+{
+	int type = ELF64_ST_TYPE(s[i].st_info);
+
+	return (type == STT_FUNC || type == STT_GNU_IFUNC) && s[i].st_shndx != SHN_UNDEF &&
+	       s[i].st_name < str.size;
+}
+
+static void sym_index_make(struct sym_index *x, const ElfW(Sym) *s, size_t n, struct sec str)
+{
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	size_t m = 0;
+
+	x->made = false;
+	if (n > UINT32_MAX)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (sym_indexed(s, i, str)) {
+			uintptr_t v = (uintptr_t)s[i].st_value;
+
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+			m++;
+		}
+	if (m == 0)
+		return;
+	unsigned shift = 0;
+	uint64_t want = m / 2 ? m / 2 : 1;
+	while (shift < 63 && ((uint64_t)(hi - lo) >> shift) >= want)
+		shift++;
+	uint32_t nb = (uint32_t)(((uint64_t)(hi - lo) >> shift) + 1);
+	size_t bytes = m * sizeof(uint32_t) + (nb + 1) * sizeof(uint32_t) + nb * sizeof(uintptr_t);
+	void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (map == MAP_FAILED)
+		return;
+	x->map = map;
+	x->bytes = bytes;
+	x->reach = map;
+	x->start = (uint32_t *)(x->reach + nb);
+	x->idx = x->start + nb + 1;
+	x->lo = lo;
+	x->shift = shift;
+	x->nb = nb;
+	for (size_t i = 0; i < n; i++)
+		if (sym_indexed(s, i, str)) {
+			uintptr_t v = (uintptr_t)s[i].st_value;
+			uint32_t b = (uint32_t)((v - lo) >> shift);
+
+			x->start[b + 1]++;
+			uintptr_t end = v + s[i].st_size < v ? UINTPTR_MAX : v + s[i].st_size;
+
+			if (s[i].st_size && end > x->reach[b])
+				x->reach[b] = end;
+		}
+	for (uint32_t b = 0; b < nb; b++) {
+		x->start[b + 1] += x->start[b];
+		if (b && x->reach[b - 1] > x->reach[b])
+			x->reach[b] = x->reach[b - 1];
+	}
+	/* start[b] counts up as bucket b fills, then is put back */
+	for (size_t i = 0; i < n; i++)
+		if (sym_indexed(s, i, str))
+			x->idx[x->start[(uint32_t)(((uintptr_t)s[i].st_value - lo) >> shift)]++] = (uint32_t)i;
+	for (uint32_t b = nb; b > 0; b--)
+		x->start[b] = x->start[b - 1];
+	x->start[0] = 0;
+	x->made = true;
+}
+
+/* The table's index, made now if it has been scanned enough; NULL: scan. */
+static const struct sym_index *sym_index_of(const struct sec *tab, const ElfW(Sym) *s, size_t n,
+					    struct sec str)
+{
+	struct sym_index *x = NULL;
+
+	for (unsigned i = 0; i < SYM_INDEXES; i++)
+		if (sym_indexes[i].tab == tab->p)
+			x = &sym_indexes[i];
+	if (!x) {
+		x = &sym_indexes[sym_index_next++ % SYM_INDEXES];
+		if (x->map)
+			munmap(x->map, x->bytes);
+		memset(x, 0, sizeof(*x));
+		x->tab = tab->p;
+	}
+	if (x->made)
+		return x;
+	if (x->scans++ == SYM_SCANS)
+		sym_index_make(x, s, n, str);
+	return x->made ? x : NULL;
+}
+
 /* The function symbol of table `tabname` whose size covers addr, else
  * the nearest sizeless one below it (a data object's symbol with `data`). */
 static void sym_lookup_kind(const struct elf_file *f, const char *tabname, uintptr_t addr,
@@ -153,32 +309,23 @@ static void sym_lookup_kind(const struct elf_file *f, const char *tabname, uintp
 		return;
 	size_t n = tab.size / sizeof(ElfW(Sym));
 	const ElfW(Sym) *s = (const ElfW(Sym) *)(const void *)tab.p;
+	const struct sym_index *x = data || best->name ? NULL : sym_index_of(&tab, s, n, str);
 
-	for (size_t i = 0; i < n; i++) {
-		uintptr_t v = (uintptr_t)s[i].st_value;
-
-		/* Most symbols are above addr or end below it: those tests first. */
-		if (v > addr || (addr - v >= s[i].st_size && s[i].st_size))
-			continue; /* above addr, or it ends below addr */
-		int type = ELF64_ST_TYPE(s[i].st_info);
-		bool covers = addr - v < s[i].st_size;
-
-		if ((data ? type != STT_OBJECT : type != STT_FUNC && type != STT_GNU_IFUNC) ||
-		    s[i].st_shndx == SHN_UNDEF || s[i].st_name >= str.size)
-			continue;
-		int rank = sym_rank(&s[i], (const char *)str.p + s[i].st_name);
-		if (best->name) {
-			if (best->covers && !covers)
-				continue;
-			if (best->covers == covers &&
-			    (v < best->value || (v == best->value && rank <= best->rank)))
-				continue;
-		}
-		best->name = (const char *)str.p + s[i].st_name;
-		best->value = v;
-		best->size = s[i].st_size;
-		best->covers = covers;
-		best->rank = rank;
+	if (!x) {
+		for (size_t i = 0; i < n; i++)
+			sym_consider(s, i, str, addr, best, data);
+		return;
+	}
+	if (addr < x->lo)
+		return;         /* below every function */
+	uint64_t b = (uint64_t)(addr - x->lo) >> x->shift;
+	for (b = b < x->nb ? b : x->nb - 1;; b--) {
+		for (uint32_t k = x->start[b]; k < x->start[b + 1]; k++)
+			sym_consider(s, x->idx[k], str, addr, best, false);
+		/* below: lower values; better only when covering addr, and
+		 * only a sized symbol ending above addr can */
+		if (b == 0 || (best->name && (best->covers || x->reach[b - 1] <= addr)))
+			return;
 	}
 }
 

@@ -11,7 +11,9 @@
  * its other paths run (a unit walked again at each look-up, tables
  * dropped): both must print the same.  At every address, the line table's
  * row read from the address's unit alone must be the one every unit's
- * walk in turn finds (exit status 1 when not).
+ * walk in turn finds, and the function symbol found through the symbol
+ * table's index the one a scan of the whole table finds (exit status 1
+ * when not).
  *   dwarf_read ELF-FILE [COUNT]
  */
 #include "symbolize.c"
@@ -42,6 +44,24 @@ int main(int argc, char **argv)
 		const char *file_all = "??";
 		unsigned line_all = 0;
 
+		struct sym_hit hit = { NULL, 0, 0, false, 0 }, scan = hit;
+		unsigned ti;
+		struct sec tab = elf_sec(&f, ".symtab", &ti);
+
+		sym_lookup(&f, ".symtab", a, &hit);
+		if (tab.p) {
+			struct sec str = elf_sec_at(&f, f.sh[ti].sh_link);
+
+			for (size_t i = 0; str.p && i < tab.size / sizeof(ElfW(Sym)); i++)
+				sym_consider((const ElfW(Sym) *)(const void *)tab.p, i, str, a, &scan, false);
+		}
+		if (hit.name != scan.name || hit.value != scan.value || hit.size != scan.size ||
+		    hit.covers != scan.covers) {
+			if (differ++ < 10)
+				fprintf(stderr, "dwarf_read: 0x%llx: symbol %s from the index, %s from a scan\n",
+					(unsigned long long)a, hit.name ? hit.name : "-",
+					scan.name ? scan.name : "-");
+		}
 		if (!line_lookup(&d, a, &file, &line))
 			file = "??", line = 0;
 		if (!line_lookup_all(&d, a, &file_all, &line_all))
@@ -71,6 +91,6 @@ int main(int argc, char **argv)
 	fprintf(stderr, "dwarf_read: every %llu bytes, %lu addresses in inlined code\n",
 		(unsigned long long)step, lines);
 	if (differ)
-		fprintf(stderr, "dwarf_read: %lu addresses' lines differ\n", differ);
+		fprintf(stderr, "dwarf_read: %lu addresses' lines or symbols differ\n", differ);
 	return differ ? 1 : 0;
 }

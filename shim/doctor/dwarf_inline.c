@@ -776,8 +776,42 @@ static bool aranges_unit(const struct dwarf *d, uint64_t addr, uint64_t *off)
 	return false;
 }
 
-/* The unit whose root entry's ranges hold addr, its root read. */
+static bool unit_find(const struct dwarf *d, uint64_t addr, struct unit *u);
+
+/* The unit whose root entry's ranges hold addr, its root read.  The last
+ * answer is kept, with the steps it took (a description asks for an
+ * address's line table, then for its inlined calls). */
 static bool unit_of(const struct dwarf *d, uint64_t addr, struct unit *u)
+{
+	static const struct dwarf *last_d;
+	static struct dwarf last_sec;
+	static uint64_t last_addr;
+	static struct unit last_u;
+	static uint32_t last_work;
+	static bool last_ok;
+
+	if (last_d == d && last_addr == addr && memcmp(&last_sec, d, sizeof(*d)) == 0) {
+		if (!work(last_work))
+			return false;
+		*u = last_u;
+		return last_ok;
+	}
+	uint32_t before = work_left;
+	bool ok = unit_find(d, addr, u);
+
+	last_d = NULL;
+	if (work_left == 0)
+		return ok;      /* out of steps: not kept */
+	last_d = d;
+	last_sec = *d;
+	last_addr = addr;
+	last_u = *u;
+	last_work = before - work_left;
+	last_ok = ok;
+	return ok;
+}
+
+static bool unit_find(const struct dwarf *d, uint64_t addr, struct unit *u)
 {
 	struct hold h = { addr };
 	struct die root;

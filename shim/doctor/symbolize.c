@@ -493,85 +493,242 @@ static const char *line_file_at(const struct dwarf *d, uint64_t off, uint64_t wa
 	return slash ? slash + 1 : name;
 }
 
+/* The line program's registers a look-up keeps, and the row before. */
+struct line_state {
+	const uint8_t *at;              /* the next opcode */
+	uint64_t a, prev_a, fileno, prev_file;
+	int64_t ln, prev_ln;
+	bool have_prev;
+};
+
+/* One opcode of u's program at st (DWARF 2-5 section 6.2.5): 1 when the
+ * row it ends is the first after addr's (st->prev_* is addr's row), 0 to
+ * go on, -1 at the program's end or a bad opcode.  [*lo, *hi) grows to
+ * hold every row pair it tests. */
+static int line_op(const struct line_unit *u, struct line_state *st, const uint8_t *end,
+		   uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	struct rd p = { st->at, end, false };
+	bool row = false, end_seq = false;
+
+	if (p.p >= p.end)
+		return -1;
+	unsigned op = (unsigned)rd_u(&p, 1);
+
+	if (op >= u->opcode_base) {
+		unsigned adj = op - u->opcode_base;
+
+		st->a += (uint64_t)(adj / u->line_range) * u->min_inst;
+		st->ln += u->line_base + (int)(adj % u->line_range);
+		row = true;
+	} else if (op == 0) {
+		uint64_t elen = rd_uleb(&p);
+
+		if (p.bad || elen > (uint64_t)(p.end - p.p))
+			return -1;
+		const uint8_t *next = p.p + elen;
+		unsigned sub = elen ? (unsigned)rd_u(&p, 1) : 0;
+
+		if (sub == 1) {
+			row = end_seq = true;
+		} else if (sub == 2 && elen - 1 == u->addr_size) {
+			st->a = rd_u(&p, u->addr_size);
+		}
+		p.p = next;
+	} else {
+		switch (op) {
+		case 1: row = true; break;                                   /* copy */
+		case 2: st->a += rd_uleb(&p) * u->min_inst; break;           /* advance_pc */
+		case 3: st->ln += rd_sleb(&p); break;                        /* advance_line */
+		case 4: st->fileno = rd_uleb(&p); break;                     /* set_file */
+		case 8: st->a += (uint64_t)((255 - u->opcode_base) / u->line_range) * u->min_inst; break;
+		case 9: st->a += rd_u(&p, 2); break;                         /* fixed_advance_pc */
+		default:
+			for (unsigned i = 0; i < u->std_len[op - 1]; i++)
+				(void)rd_uleb(&p);
+			break;
+		}
+	}
+	st->at = p.p;
+	if (p.bad)
+		return -1;
+	if (!row)
+		return 0;
+	if (st->have_prev && st->prev_a < st->a) {
+		*lo = st->prev_a < *lo ? st->prev_a : *lo;
+		*hi = st->a > *hi ? st->a : *hi;
+		if (st->prev_a <= addr && addr < st->a)
+			return 1;
+	}
+	if (end_seq) {
+		st->have_prev = false;
+		st->a = 0;
+		st->fileno = 1;
+		st->ln = 1;
+	} else {
+		st->have_prev = true;
+		st->prev_a = st->a;
+		st->prev_file = st->fileno;
+		st->prev_ln = st->ln;
+	}
+	return 0;
+}
+
+/*
+ * A unit's line program, marked as look-ups run it: every LINE_OPS opcodes
+ * the registers are noted, with the addresses [lo, hi) that hold every
+ * row pair tested from there to the next mark.  A look-up starts at the
+ * first mark whose rows may hold its address, goes past the marks whose
+ * rows cannot, and marks the program further where it is the first to
+ * run it; it finds the row a run from the start finds.  The last
+ * LINE_KEPT programs looked up, at most LINE_MARKS marks each, in
+ * anonymous mappings.
+ */
+#define LINE_OPS 256
+#define LINE_KEPT 8
+#define LINE_MARKS 16384
+
+struct line_mark {
+	struct line_state st;
+	uint64_t lo, hi;
+	bool closed;            /* [lo, hi) is whole: a mark or the end after it */
+};
+
+static struct line_marks {
+	const uint8_t *prog, *end;
+	struct line_mark *v;
+	size_t n, bytes;
+} line_marks[LINE_KEPT];
+static unsigned line_marks_next;
+
+static struct line_marks *line_marks_of(const struct line_unit *u)
+{
+	struct line_marks *m;
+
+	for (unsigned i = 0; i < LINE_KEPT; i++)
+		if (line_marks[i].prog == u->prog.p && line_marks[i].end == u->prog.end && line_marks[i].n)
+			return &line_marks[i];
+	m = &line_marks[line_marks_next++ % LINE_KEPT];
+	if (m->v)
+		munmap(m->v, m->bytes);
+	memset(m, 0, sizeof(*m));
+	m->bytes = 4096;
+	m->v = mmap(NULL, m->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m->v == MAP_FAILED) {
+		memset(m, 0, sizeof(*m));
+		return NULL;
+	}
+	m->prog = u->prog.p;
+	m->end = u->prog.end;
+	m->n = 1;
+	m->v[0] = (struct line_mark){ { u->prog.p, 0, 0, 1, 0, 1, 0, false }, ~(uint64_t)0, 0, false };
+	return m;
+}
+
+/* A mark after the last, at st; false when there is no room. */
+static bool line_mark_add(struct line_marks *m, const struct line_state *st)
+{
+	if ((m->n + 1) * sizeof(*m->v) > m->bytes) {
+		void *p;
+
+		if (m->n >= LINE_MARKS)
+			return false;
+		p = mremap(m->v, m->bytes, 2 * m->bytes, MREMAP_MAYMOVE);
+		if (p == MAP_FAILED)
+			return false;
+		m->v = p;
+		m->bytes *= 2;
+	}
+	m->v[m->n++] = (struct line_mark){ *st, ~(uint64_t)0, 0, false };
+	return true;
+}
+
+/* Run u's program for addr: true with st at addr's row. */
+static bool line_run(const struct line_unit *u, uint64_t addr, struct line_state *st)
+{
+	struct line_marks *m = line_marks_of(u);
+	uint64_t lo = ~(uint64_t)0, hi = 0;
+
+	if (!m) {               /* no memory: from the start */
+		*st = (struct line_state){ u->prog.p, 0, 0, 1, 0, 1, 0, false };
+		for (;;) {
+			int k = line_op(u, st, u->prog.end, addr, &lo, &hi);
+
+			if (k)
+				return k > 0;
+		}
+	}
+	for (size_t j = 0; j < m->n; j++) {
+		struct line_mark *x = &m->v[j];
+
+		if (x->closed && !(x->lo <= addr && addr < x->hi))
+			continue;       /* no row pair from here to the next mark holds addr */
+		*st = x->st;
+		if (x->closed) {
+			const uint8_t *stop = j + 1 < m->n ? m->v[j + 1].st.at : NULL;
+
+			while (st->at != stop) {
+				int k = line_op(u, st, u->prog.end, addr, &lo, &hi);
+
+				if (k > 0)
+					return true;
+				if (k < 0)
+					return false;
+			}
+			continue;
+		}
+		/* the last mark, not run past yet: run on, marking */
+		uint64_t xlo = ~(uint64_t)0, xhi = 0;
+		unsigned ops = 0;
+		bool marking = true;
+
+		for (;;) {
+			int k = line_op(u, st, u->prog.end, addr, &xlo, &xhi);
+
+			if (k > 0)
+				return true;
+			if (k < 0) {
+				if (marking) {
+					x->lo = xlo;
+					x->hi = xhi;
+					x->closed = true;
+				}
+				return false;
+			}
+			if (marking && ++ops >= LINE_OPS) {
+				x->lo = xlo;
+				x->hi = xhi;
+				if (!line_mark_add(m, st)) {
+					marking = false;
+					continue;
+				}
+				m->v[m->n - 2].closed = true;
+				x = &m->v[m->n - 1];
+				xlo = ~(uint64_t)0;
+				xhi = 0;
+				ops = 0;
+			}
+		}
+	}
+	return false;
+}
+
 /* Find addr in one unit's line number program: 1 with its file name and
  * line, 0 when no row of the unit holds addr, -1 when one does but names
  * no file or no line. */
 static int line_unit_lookup(const struct dwarf *d, const struct line_unit *u, uint64_t addr,
 			    const char **file, unsigned *line)
 {
-	unsigned addr_size = u->addr_size, min_inst = u->min_inst;
-	unsigned line_range = u->line_range, opcode_base = u->opcode_base;
-	int line_base = u->line_base;
-	const uint8_t *std_len = u->std_len;
-	struct rd p = u->prog;
-	uint64_t a = 0, prev_a = 0, fileno = 1, prev_file = 0;
-	int64_t ln = 1, prev_ln = 0;
-	bool have_prev = false, found = false;
+	struct line_state st;
 
-	while (p.p < p.end && !p.bad && !found) {
-		unsigned op = (unsigned)rd_u(&p, 1);
-		bool row = false, end_seq = false;
-
-		if (op >= opcode_base) {
-			unsigned adj = op - opcode_base;
-
-			a += (uint64_t)(adj / line_range) * min_inst;
-			ln += line_base + (int)(adj % line_range);
-			row = true;
-		} else if (op == 0) {
-			uint64_t elen = rd_uleb(&p);
-
-			if (p.bad || elen > (uint64_t)(p.end - p.p))
-				break;
-			const uint8_t *next = p.p + elen;
-			unsigned sub = elen ? (unsigned)rd_u(&p, 1) : 0;
-
-			if (sub == 1) {
-				row = end_seq = true;
-			} else if (sub == 2 && elen - 1 == addr_size) {
-				a = rd_u(&p, addr_size);
-			}
-			p.p = next;
-		} else {
-			switch (op) {
-			case 1: row = true; break;                                   /* copy */
-			case 2: a += rd_uleb(&p) * min_inst; break;                  /* advance_pc */
-			case 3: ln += rd_sleb(&p); break;                            /* advance_line */
-			case 4: fileno = rd_uleb(&p); break;                         /* set_file */
-			case 8: a += (uint64_t)((255 - opcode_base) / line_range) * min_inst; break;
-			case 9: a += rd_u(&p, 2); break;                             /* fixed_advance_pc */
-			default:
-				for (unsigned i = 0; i < std_len[op - 1]; i++)
-					(void)rd_uleb(&p);
-				break;
-			}
-		}
-		if (!row)
-			continue;
-		if (have_prev && prev_a <= addr && addr < a) {
-			found = true;
-			break;
-		}
-		if (end_seq) {
-			have_prev = false;
-			a = 0;
-			fileno = 1;
-			ln = 1;
-		} else {
-			have_prev = true;
-			prev_a = a;
-			prev_file = fileno;
-			prev_ln = ln;
-		}
-	}
-	if (!found)
+	if (!line_run(u, addr, &st))
 		return 0;
-	const char *name = line_file_name(u->files, d, u->version, u->offsize, prev_file);
-	if (!name || prev_ln <= 0)
+	const char *name = line_file_name(u->files, d, u->version, u->offsize, st.prev_file);
+	if (!name || st.prev_ln <= 0)
 		return -1;
 	const char *slash = strrchr(name, '/');
 	*file = slash ? slash + 1 : name;
-	*line = (unsigned)prev_ln;
+	*line = (unsigned)st.prev_ln;
 	return 1;
 }
 

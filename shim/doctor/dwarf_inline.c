@@ -201,6 +201,14 @@ struct abbrev {
 	const uint8_t *spec;            /* its (attribute, form) pairs */
 	int32_t fixed;                  /* its entries' size when every form's is fixed, else -1
 					 * (in a unit's table: abbrevs_load()) */
+	uint32_t nattr;                 /* its attributes */
+	const struct aspec *dec;        /* them decoded (in a unit's table), else NULL */
+};
+
+/* One (attribute, form) pair of an abbreviation, decoded. */
+struct aspec {
+	uint64_t at, form;
+	int64_t implicit;
 };
 
 /* One abbreviation declaration at r (DWARF 5, section 7.5.3); false at
@@ -215,6 +223,7 @@ static bool abbrev_next(struct rd *r, struct abbrev *a)
 	a->tag = (uint32_t)rd_uleb(r);
 	a->children = rd_u(r, 1) != 0;
 	a->spec = r->p;
+	a->dec = NULL;
 	for (;;) {
 		uint64_t at = rd_uleb(r), form = rd_uleb(r);
 
@@ -222,8 +231,10 @@ static bool abbrev_next(struct rd *r, struct abbrev *a)
 			r->bad = true;
 			return false;
 		}
-		if (at == 0 && form == 0)
+		if (at == 0 && form == 0) {
+			a->nattr = n - 1;
 			return true;
+		}
 		if (form == FORM_implicit_const)
 			(void)rd_sleb(r);
 	}
@@ -292,18 +303,36 @@ static bool abbrevs_load(const struct unit *u, struct abbrevs *t)
 	t->n = t->bytes = 0;
 	if (u->abbrev_off >= s->size)
 		return false;
+	size_t attrs = 0;
+
 	r = (struct rd){ s->p + u->abbrev_off, s->p + s->size, false };
-	while (abbrev_next(&r, &a))
+	while (abbrev_next(&r, &a)) {
 		n++;
+		attrs += a.nattr;
+	}
 	if (r.bad || n == 0)
 		return false;
-	t->bytes = n * sizeof(*t->v);
+	t->bytes = n * sizeof(*t->v) + attrs * sizeof(struct aspec);
 	t->v = map_alloc(t->bytes);
 	if (!t->v)
 		return false;
+	struct aspec *dec = (struct aspec *)(void *)(t->v + n);
 	r = (struct rd){ s->p + u->abbrev_off, s->p + s->size, false };
 	while (t->n < n && abbrev_next(&r, &t->v[t->n])) {
-		t->v[t->n].fixed = abbrev_fixed(u, &t->v[t->n]);
+		struct abbrev *b = &t->v[t->n];
+		struct rd sp = { b->spec, s->p + s->size, false };
+
+		b->fixed = abbrev_fixed(u, b);
+		if (b->nattr <= attrs) {
+			b->dec = dec;
+			for (uint32_t k = 0; k < b->nattr; k++) {
+				dec[k].at = rd_uleb(&sp);
+				dec[k].form = rd_uleb(&sp);
+				dec[k].implicit = dec[k].form == FORM_implicit_const ? rd_sleb(&sp) : 0;
+			}
+			dec += b->nattr;
+			attrs -= b->nattr;
+		}
 		t->n++;
 	}
 	return true;
@@ -518,17 +547,29 @@ static bool die_read(struct rd *r, const struct unit *u, const struct abbrev *a,
 	struct rd s = { a->spec, u->d->abbrev.p + u->d->abbrev.size, false };
 
 	memset(e, 0, sizeof(*e));
-	for (;;) {
-		uint64_t at = rd_uleb(&s), form = rd_uleb(&s);
+	for (uint32_t k = 0;; k++) {
+		uint64_t at, form;
 		int64_t implicit = 0;
 		struct val v;
 
-		if (s.bad || !work(1))
-			return false;
-		if (at == 0 && form == 0)
-			return !r->bad;
-		if (form == FORM_implicit_const)
-			implicit = rd_sleb(&s);
+		if (a->dec) {           /* decoded: the same pairs, and the end's step */
+			if (!work(1))
+				return false;
+			if (k == a->nattr)
+				return !r->bad;
+			at = a->dec[k].at;
+			form = a->dec[k].form;
+			implicit = a->dec[k].implicit;
+		} else {
+			at = rd_uleb(&s);
+			form = rd_uleb(&s);
+			if (s.bad || !work(1))
+				return false;
+			if (at == 0 && form == 0)
+				return !r->bad;
+			if (form == FORM_implicit_const)
+				implicit = rd_sleb(&s);
+		}
 		form_read(r, u, form, implicit, &v);
 		if (r->bad)
 			return false;

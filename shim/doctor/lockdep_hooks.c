@@ -126,11 +126,15 @@ EXPORT void free(void *p)
 			return;
 	}
 	if (p && free_usable) {
-		const uint32_t *flt = __atomic_load_n(&filter, __ATOMIC_RELAXED);
+		/* Relaxed both ways: the filter is mapped (zero pages) before
+		 * lockdep turns on and stays for the process's life, its
+		 * slots are read atomically (ld_filter_first()), and a NULL
+		 * read here only asks the drop-in again. */
+		const uint32_t *flt = qa_read(&filter);
 
 		if (qa_unlikely(!flt)) { /* until lockdep is on */
 			flt = qlock_lockdep_filter();
-			__atomic_store_n(&filter, flt, __ATOMIC_RELAXED);
+			qa_write(&filter, flt);
 		}
 		if (flt) {
 			size_t n = free_usable(p);

@@ -468,21 +468,16 @@ struct ld_walk {
 	uintptr_t pc;
 	unsigned max;
 	int n, at;           /* frames in b[]; the index of pc, -1 not yet */
-	uintptr_t last_ip;
-	_Unwind_Word last_cfa;
+	struct shim_unwind_at last;
 };
 
 static _Unwind_Reason_Code ld_walk_frame(struct _Unwind_Context *ctx, void *arg)
 {
 	struct ld_walk *c = arg;
-	uintptr_t ip = (uintptr_t)ld_uw.get_ip(ctx);
-	_Unwind_Word cfa = ld_uw.get_cfa(ctx);
+	uintptr_t ip;
 
-	/* No progress (the same frame again): the end, as backtrace() has it. */
-	if (c->n > 0 && ip == c->last_ip && cfa == c->last_cfa)
+	if (!shim_unwind_step(&ld_uw, ctx, &c->last, &ip))
 		return _URC_END_OF_STACK;
-	c->last_ip = ip;
-	c->last_cfa = cfa;
 	c->b[c->n] = (void *)ip;
 	if (c->at < 0 && ip == c->pc)
 		c->at = c->n;
@@ -510,7 +505,7 @@ ld_backtrace_at(uintptr_t pc, uintptr_t *f, unsigned max, int *below)
 	int w = qa_read(below) + (int)max, n, i = 0;
 
 	if (ld_uw.backtrace) { /* the unwinder itself: it stops at the last frame kept */
-		struct ld_walk c = { b, pc, max, 0, -1, 0, 0 };
+		struct ld_walk c = { b, pc, max, 0, -1, { 0, 0, 0 } };
 
 		(void)ld_uw.backtrace(ld_walk_frame, &c);
 		n = c.n;

@@ -101,40 +101,34 @@ static inline bool pf_in_shim(const void *pc)
 struct capture {
 	uintptr_t *pc;
 	unsigned max, k;        /* frames kept, at most max */
-	unsigned seen, limit;   /* frames seen (backtrace()'s count), at most limit */
+	unsigned limit;         /* frames seen (backtrace()'s count, last.n) at most */
 	bool above;             /* past the drop-in's own frames */
-	uintptr_t last_ip;
-	_Unwind_Word last_cfa;
+	struct shim_unwind_at last;
 };
 
 static _Unwind_Reason_Code capture_frame(struct _Unwind_Context *ctx, void *arg)
 {
 	struct capture *c = arg;
-	uintptr_t ip = (uintptr_t)uw.get_ip(ctx);
-	_Unwind_Word cfa = uw.get_cfa(ctx);
+	uintptr_t ip;
 
-	/* No progress (the same frame again): the end, as backtrace() has it. */
-	if (c->seen > 0 && ip == c->last_ip && cfa == c->last_cfa)
+	if (!shim_unwind_step(&uw, ctx, &c->last, &ip))
 		return _URC_END_OF_STACK;
-	c->last_ip = ip;
-	c->last_cfa = cfa;
-	c->seen++;
 	if (!c->above && !pf_in_shim((const void *)ip))
 		c->above = true;
 	if (c->above)
 		c->pc[c->k++] = ip;
-	return c->k == c->max || c->seen == c->limit ? _URC_END_OF_STACK : _URC_NO_REASON;
+	return c->k == c->max || c->last.n == c->limit ? _URC_END_OF_STACK : _URC_NO_REASON;
 }
 
 unsigned pf_stack_capture(uintptr_t *pc, unsigned max)
 {
 	if (uw.backtrace && max) {
 		/* The first frame is this function's (backtrace()'s caller's). */
-		struct capture c = { pc, max, 0, 0, max + 12, false, 0, 0 };
+		struct capture c = { pc, max, 0, max + 12, false, { 0, 0, 0 } };
 
 		(void)uw.backtrace(capture_frame, &c);
 		/* backtrace() drops a last frame without an address */
-		if (c.k && c.seen > 1 && pc[c.k - 1] == 0)
+		if (c.k && c.last.n > 1 && pc[c.k - 1] == 0)
 			c.k--;
 		return c.k;
 	}

@@ -1183,39 +1183,38 @@ int shim_symbolize_data(const void *addr, char *buf, size_t len)
 	return n;
 }
 
-bool shim_symbolize_sym(const void *ra, struct shim_sym *s)
+/* The kept description of ra into *s, with its file, line and inlined
+ * calls when `lines` (read now if they were not), without them otherwise
+ * (so that what *s says does not depend on what was kept before). */
+static bool sym_copy(const void *ra, bool lines, struct shim_sym *s)
 {
 	static struct sym_kept scratch; /* under sym_lock */
 
 	sym_take();
-	const struct sym_kept *k = sym_of(ra, true, &scratch);
-	bool found = k->found;
-
-	if (found)
-		*s = k->s;
-	else
-		memset(s, 0, sizeof(*s));
-	qa_write_release(&sym_lock, 0); /* pairs with sym_take() */
-	return found;
-}
-
-bool shim_symbolize_sym_func(const void *ra, struct shim_sym *s)
-{
-	static struct sym_kept scratch; /* under sym_lock */
-
-	sym_take();
-	const struct sym_kept *k = sym_of(ra, false, &scratch);
+	const struct sym_kept *k = sym_of(ra, lines, &scratch);
 	bool found = k->found;
 
 	if (found) {
 		*s = k->s;
-		s->file[0] = '\0';
-		s->line = 0;
-		s->ninlined = 0;
-		memset(s->inlined, 0, sizeof(s->inlined));
+		if (!lines) {
+			s->file[0] = '\0';
+			s->line = 0;
+			s->ninlined = 0;
+			memset(s->inlined, 0, sizeof(s->inlined));
+		}
 	} else {
 		memset(s, 0, sizeof(*s));
 	}
 	qa_write_release(&sym_lock, 0); /* pairs with sym_take() */
 	return found;
+}
+
+bool shim_symbolize_sym(const void *ra, struct shim_sym *s)
+{
+	return sym_copy(ra, true, s);
+}
+
+bool shim_symbolize_sym_func(const void *ra, struct shim_sym *s)
+{
+	return sym_copy(ra, false, s);
 }
